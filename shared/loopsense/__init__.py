@@ -1,0 +1,1 @@
+"""loopsense: catch AI agents that are stuck."""

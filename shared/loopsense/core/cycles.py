@@ -1,0 +1,70 @@
+"""Cycle search: the earliest span of a trace in which one block repeats back to back.
+
+A span is a start ``s`` and a cycle length ``L`` such that ``trace[s:s+L]`` is followed by at
+least ``threshold - 1`` copies of itself. Among all spans the earliest start wins, then the
+shortest ``L``; ``repeats`` counts the copies to the end of the run (it may exceed the
+threshold).
+
+The search is O(n * window) and vectorized: ``eq[i, L-1]`` says whether ``trace[i]`` equals
+``trace[i+L]``; a block of length ``L`` at ``s`` is followed by ``k`` copies exactly when
+``eq[s : s+k*L, L-1]`` is all true. A reversed running minimum gives, for every cell at once,
+the length of the run of equalities starting there; scanning the cells that meet the threshold
+in row-major order yields the earliest start, then the shortest length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int  # inclusive
+    cycle_length: int
+    repeats: int
+
+
+def symbol_ids(items: Sequence[Hashable]) -> np.ndarray:
+    """Small integer ids in order of first appearance (equal items share an id)."""
+    ids: dict[Hashable, int] = {}
+    return np.fromiter((ids.setdefault(x, len(ids)) for x in items), dtype=np.int32,
+                       count=len(items))
+
+
+def find_cycle(trace: Sequence[Hashable], window: int, threshold: int) -> Span | None:
+    """The earliest, then shortest, block repeated ``threshold`` or more times in a row."""
+    if threshold < 2 or window < 1:
+        raise ValueError("threshold must be >= 2 and window >= 1")
+    return find_cycle_ids(symbol_ids(trace), window, threshold)
+
+
+def find_cycle_ids(ids: np.ndarray, window: int, threshold: int) -> Span | None:
+    n = len(ids)
+    # A cycle of length L needs threshold * L events, so longer ones cannot fit.
+    max_len = min(window, n // threshold)
+    if max_len < 1:
+        return None
+    lengths = np.arange(1, max_len + 1)
+    # Pad with values no real id takes (ids are >= 0) so comparisons past the end are false.
+    padded = np.concatenate([ids, np.full(max_len, -1, dtype=ids.dtype)])
+    shifted = np.lib.stride_tricks.sliding_window_view(padded[1:], max_len)[:n]
+    eq = ids[:, None] == shifted  # eq[i, L-1]: trace[i] == trace[i+L]
+    # run[i, L-1]: how many equalities in a row from i, i.e. (next false index) - i.
+    rows = np.arange(n, dtype=np.int32)[:, None]
+    next_false = np.where(eq, np.int32(n), rows)
+    next_false = np.minimum.accumulate(next_false[::-1], axis=0)[::-1]
+    run = next_false - rows
+    need = (threshold - 1) * lengths  # equalities required after a start
+    hit = run >= need[None, :]
+    flat = int(np.argmax(hit))  # row-major: earliest start, then shortest length
+    if not hit.flat[flat]:
+        return None
+    start, col = divmod(flat, max_len)
+    length = col + 1
+    repeats = 1 + int(run[start, col]) // length
+    return Span(start=start, end=start + repeats * length - 1, cycle_length=length,
+                repeats=repeats)

@@ -1,0 +1,95 @@
+"""The one error map: every code loopsense answers with, its HTTP status, retryability and `next`.
+
+Domain code raises ``LoopsenseError(code, message, details)``; ``error_envelope`` turns it into
+the single response shape. Messages and details name fields and limits, never caller values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorKind:
+    status: int
+    retryable: bool
+    next: str
+
+
+ERRORS: dict[str, ErrorKind] = {
+    # platform
+    "VALIDATION_ERROR": ErrorKind(400, False, "fix the named field"),
+    "UNAUTHORIZED": ErrorKind(401, False, "send a valid API key as 'Authorization: Bearer <key>'"),
+    "SKILL_NOT_ACCESSIBLE": ErrorKind(403, False, "use a key granted this skill"),
+    "SKILL_NOT_AVAILABLE_FOR_PLAN": ErrorKind(403, False, "upgrade the plan to use this skill"),
+    "SKILL_NOT_FOUND": ErrorKind(404, False, "check the skillKey and version"),
+    "IDEMPOTENCY_KEY_REUSED": ErrorKind(409, False, "use a new Idempotency-Key for a new body"),
+    "IDEMPOTENCY_IN_PROGRESS": ErrorKind(409, True, "retry after the first request finishes"),
+    "TENANT_RATE_LIMITED": ErrorKind(429, True, "slow down and retry after Retry-After"),
+    "QUOTA_EXCEEDED": ErrorKind(429, True, "wait for the quota period to reset or upgrade"),
+    "PLAN_ELIGIBILITY_UNAVAILABLE": ErrorKind(503, True, "retry after Retry-After"),
+    "EXECUTION_TIMEOUT": ErrorKind(504, True, "retry, or send a smaller input"),
+    "INTERNAL_ERROR": ErrorKind(500, True, "retry; nothing was charged"),
+    # agent.loop_detect
+    "LOOP_EVENTS_INVALID": ErrorKind(400, False, "send two or more events"),
+    "LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
+        429, False, "window the trace (send at most 5,000 events)"
+    ),
+}
+
+# Seconds a client should wait before retrying, where the error does not compute its own.
+DEFAULT_RETRY_AFTER = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Detail:
+    path: str
+    issue: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "issue": self.issue}
+
+
+@dataclass
+class LoopsenseError(Exception):
+    code: str
+    message: str
+    details: list[Detail] = field(default_factory=list)
+    retry_after: int | None = None  # seconds; only for retryable codes
+
+    def __post_init__(self) -> None:
+        if self.code not in ERRORS:
+            raise ValueError(f"unknown error code {self.code}")
+        super().__init__(self.code, self.message)
+
+    @property
+    def kind(self) -> ErrorKind:
+        return ERRORS[self.code]
+
+    @property
+    def status(self) -> int:
+        return self.kind.status
+
+    def retry_after_seconds(self) -> int | None:
+        if not self.kind.retryable:
+            return None
+        return self.retry_after if self.retry_after is not None else DEFAULT_RETRY_AFTER
+
+
+def validation_error(path: str, issue: str, code: str = "VALIDATION_ERROR") -> LoopsenseError:
+    return LoopsenseError(code, f"{path}: {issue}", [Detail(path, issue)])
+
+
+def error_envelope(error: LoopsenseError, request_id: str) -> dict[str, Any]:
+    kind = error.kind
+    return {
+        "error": {
+            "code": error.code,
+            "message": error.message,
+            "retryable": kind.retryable,
+            "next": kind.next,
+            "details": [d.as_dict() for d in error.details],
+        },
+        "requestId": request_id,
+    }

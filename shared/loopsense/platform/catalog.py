@@ -1,0 +1,52 @@
+"""The one catalog of skills: the single source of truth for the router, the CLI, the template
+test and the docs. Skill modules are imported only when a skill runs (numpy costs cold start).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from loopsense.errors import validation_error
+
+ALL_PLANS = frozenset({"hobby", "team", "enterprise"})
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    key: str
+    version: str
+    cost: int  # credits per successful call
+    plans: frozenset[str]
+    function: str  # the function's logical id in template.yaml
+    module: str  # loopsense.skills.<name>, with run(input) -> output
+    timeout_ms: int = 10_000
+
+    def runner(self) -> Callable[[Any], dict[str, Any]]:
+        return importlib.import_module(self.module).run  # type: ignore[no-any-return]
+
+
+SKILLS: tuple[Skill, ...] = (
+    Skill(
+        key="agent.loop_detect",
+        version="1.0.0",
+        cost=1,
+        plans=ALL_PLANS,
+        function="LoopDetectFunction",
+        module="loopsense.skills.loop_detect",
+    ),
+)
+
+CATALOG: dict[str, Skill] = {s.key: s for s in SKILLS}
+
+
+def find_skill(key: str, version: str | None = None) -> Skill:
+    skill = CATALOG.get(key)
+    if skill is None:
+        raise validation_error("skillKey", "names no skill", "SKILL_NOT_FOUND")
+    if version is not None and version != skill.version:
+        raise validation_error("version", f"is not a version of this skill ({skill.version})",
+                               "SKILL_NOT_FOUND")
+    return skill

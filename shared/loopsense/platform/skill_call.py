@@ -1,0 +1,48 @@
+"""Running one skill on one input: the same path for each skill's Lambda and the CLI.
+
+Returns the skill's answer as ``{"output": ...}`` or the error envelope; it never raises, so a
+crash becomes INTERNAL_ERROR. Logs and metrics carry sizes, codes and durations only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from loopsense.errors import LoopsenseError, error_envelope
+from loopsense.observability import logger, metrics
+from loopsense.platform.catalog import Skill
+
+
+def call_skill(skill: Skill, raw_input: Any, request_id: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    code = "OK"
+    try:
+        result: dict[str, Any] = {"output": skill.runner()(raw_input)}
+    except LoopsenseError as error:
+        code = error.code
+        result = error_envelope(error, request_id)
+    except Exception as exc:  # noqa: BLE001 - any crash is answered, never propagated
+        code = "INTERNAL_ERROR"
+        logger.error("skill crashed", extra={"skill": skill.key, "exception": type(exc).__name__})
+        error = LoopsenseError("INTERNAL_ERROR", "the skill failed unexpectedly")
+        result = error_envelope(error, request_id)
+    duration_ms = (time.perf_counter() - started) * 1000
+    events = raw_input.get("events") if isinstance(raw_input, dict) else None
+    logger.info(
+        "skill finished",
+        extra={
+            "skill": skill.key,
+            "version": skill.version,
+            "code": code,
+            "events": len(events) if isinstance(events, list) else None,
+            "duration_ms": round(duration_ms, 3),
+            "request_id": request_id,
+        },
+    )
+    metrics.add_metric(name="SkillDuration", unit=MetricUnit.Milliseconds, value=duration_ms)
+    metrics.add_metric(name="SkillErrors" if code != "OK" else "SkillSuccesses",
+                       unit=MetricUnit.Count, value=1)
+    return result

@@ -1,0 +1,114 @@
+"""Skill agent.loop_detect v1.0.0: the earliest block of actions repeated back to back.
+
+See spec/loop_detect.md. The schema is strict (unknown fields, wrong types and numeric strings
+are VALIDATION_ERROR); the run-time limits below get the skill's own codes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+
+from loopsense.core.cycles import find_cycle
+from loopsense.errors import validation_error
+from loopsense.skills.limits import check_input_size
+from loopsense.validation import from_pydantic
+
+KEY = "agent.loop_detect"
+VERSION = "1.0.0"
+
+MIN_EVENTS = 2
+MAX_EVENTS = 5_000
+SCHEMA_MAX_EVENTS = 10_001
+MAX_INPUT_BYTES = 2 * 1024 * 1024
+SIMILARITIES = ("EXACT", "ACTION_TARGET")
+
+INVALID = "LOOP_EVENTS_INVALID"
+LIMIT = "LOOP_EVENT_LIMIT_EXCEEDED"
+
+_STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+class Event(BaseModel):
+    model_config = _STRICT
+    action: str
+    target: str | None = None
+    stateFingerprint: str | None = None
+    outcome: str | None = None
+
+
+class LoopDetectInput(BaseModel):
+    model_config = _STRICT
+    events: list[Event] = Field(min_length=1, max_length=SCHEMA_MAX_EVENTS)
+    window: int = Field(20, ge=2, le=200)
+    repeatThreshold: int = Field(3, ge=2, le=20)
+    # Any string passes the schema; one outside SIMILARITIES is LOOP_EVENTS_INVALID.
+    similarity: str = "EXACT"
+
+
+class SpanOut(BaseModel):
+    start: int
+    end: int
+    cycleLength: int
+    repeats: int
+
+
+class LoopDetectOutput(BaseModel):
+    loopDetected: bool
+    similarity: Literal["EXACT", "ACTION_TARGET"]
+    window: int
+    repeatThreshold: int
+    cycleLength: int
+    confidence: Literal["NONE", "MEDIUM", "HIGH"]
+    eventIndices: list[int]
+    spans: list[SpanOut]
+
+
+def parse(raw: Any) -> LoopDetectInput:
+    check_input_size(raw, MAX_INPUT_BYTES, LIMIT)
+    try:
+        parsed = LoopDetectInput.model_validate(raw)
+    except pydantic.ValidationError as exc:
+        raise from_pydantic(exc) from None
+    if len(parsed.events) < MIN_EVENTS:
+        raise validation_error("input.events", f"must have at least {MIN_EVENTS} events", INVALID)
+    if len(parsed.events) > MAX_EVENTS:
+        raise validation_error("input.events", f"must have at most {MAX_EVENTS} events", LIMIT)
+    if parsed.similarity not in SIMILARITIES:
+        raise validation_error("input.similarity", "must be EXACT or ACTION_TARGET", INVALID)
+    return parsed
+
+
+def _keys(parsed: LoopDetectInput) -> list[tuple[str | None, ...]]:
+    if parsed.similarity == "ACTION_TARGET":
+        return [(e.action, e.target) for e in parsed.events]
+    return [(e.action, e.target, e.stateFingerprint, e.outcome) for e in parsed.events]
+
+
+def detect(parsed: LoopDetectInput) -> LoopDetectOutput:
+    span = find_cycle(_keys(parsed), parsed.window, parsed.repeatThreshold)
+    common = {
+        "similarity": parsed.similarity,
+        "window": parsed.window,
+        "repeatThreshold": parsed.repeatThreshold,
+    }
+    if span is None:
+        return LoopDetectOutput(loopDetected=False, cycleLength=0, confidence="NONE",
+                                eventIndices=[], spans=[], **common)
+    high = span.repeats >= 2 * parsed.repeatThreshold
+    return LoopDetectOutput(
+        loopDetected=True,
+        cycleLength=span.cycle_length,
+        confidence="HIGH" if high else "MEDIUM",
+        eventIndices=list(range(span.start, span.end + 1)),
+        spans=[SpanOut(start=span.start, end=span.end, cycleLength=span.cycle_length,
+                       repeats=span.repeats)],
+        **common,
+    )
+
+
+def run(raw: Any) -> dict[str, Any]:
+    """Validate ``input`` and search it; raises LoopsenseError on bad input."""
+    return detect(parse(raw)).model_dump()
