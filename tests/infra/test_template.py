@@ -1,0 +1,259 @@
+"""template.yaml: lints clean (cfn-lint, sam validate --lint), builds (sam build, no Docker),
+and agrees with the skill catalog. The tools come from the venv that runs these tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cfnlint.decode import cfn_yaml
+from loopsense.platform.catalog import SKILLS
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = REPO_ROOT / "template.yaml"
+BIN = Path(sys.executable).parent
+
+# Functions that are part of the platform, not a skill (the router, the authorizer, admin...).
+# Every other AWS::Serverless::Function must be a skill in the catalog.
+PLATFORM_FUNCTIONS: frozenset[str] = frozenset()
+
+LAYER = "SharedLayer"
+NUMPY_CEILING = Version("2.3")  # 2.3+ has only manylinux_2_28 wheels; Lambda py3.11 is glibc 2.26
+LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024  # function + all layers
+
+
+def _tool(name: str) -> str:
+    path = BIN / name
+    assert path.is_file(), (
+        f"{name} is not installed next to {sys.executable}; run `pip install -e .[dev]` "
+        "(scripts/test does)"
+    )
+    return str(path)
+
+
+def _tool_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(SAM_CLI_TELEMETRY="0", AWS_DEFAULT_REGION="us-east-1", AWS_REGION="us-east-1")
+    env.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    env.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    # sam build (python3.11 BuildMethod) runs `python3.11` from PATH. When these tests run in
+    # a 3.11 venv, that interpreter is the natural one; put its bin first.
+    if sys.version_info[:2] == (3, 11):
+        env["PATH"] = os.pathsep.join([str(BIN), env.get("PATH", "")])
+    return env
+
+
+def _run(args: list[str], timeout: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args,
+        cwd=REPO_ROOT,
+        env=_tool_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    loaded: dict[str, Any] = cfn_yaml.load(str(TEMPLATE))  # understands !Ref, !GetAtt, !Sub
+    return loaded
+
+
+def _resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def _functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return _resources(template, "AWS::Serverless::Function")
+
+
+def _prop(template: dict[str, Any], function: dict[str, Any], name: str) -> Any:
+    """A function property as deployed: its own value, else the Globals value."""
+    own = function.get("Properties", {})
+    if name in own:
+        return own[name]
+    return template.get("Globals", {}).get("Function", {}).get(name)
+
+
+# ---- (a) and (b): the linters ---------------------------------------------------------------
+
+
+def test_cfn_lint_reports_nothing():
+    result = _run([_tool("cfn-lint"), "--format", "parseable", str(TEMPLATE)], timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "", (
+        f"cfn-lint exit {result.returncode}:\n{result.stdout}\n{result.stderr}"
+    )
+
+
+def test_sam_validate_lint_passes():
+    result = _run([_tool("sam"), "validate", "--lint", "--template", str(TEMPLATE)], timeout=300)
+    assert result.returncode == 0, f"sam validate --lint:\n{result.stdout}\n{result.stderr}"
+    assert "is a valid SAM Template" in result.stdout + result.stderr
+
+
+# ---- (c): the build -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    env = _tool_env()
+    assert shutil.which("python3.11", path=env["PATH"]), (
+        "sam build (BuildMethod python3.11) needs `python3.11` on PATH"
+    )
+    build_dir = tmp_path_factory.mktemp("sam") / "build"
+    started = time.perf_counter()
+    result = _run(
+        [
+            _tool("sam"),
+            "build",
+            "--build-dir",
+            str(build_dir),
+            "--template",
+            str(TEMPLATE),
+            "--no-use-container",
+            "--no-cached",
+        ],
+        timeout=900,
+    )
+    elapsed = time.perf_counter() - started
+    assert result.returncode == 0, f"sam build failed:\n{result.stdout}\n{result.stderr}"
+    print(f"sam build took {elapsed:.1f} s")
+    yield build_dir
+    shutil.rmtree(build_dir, ignore_errors=True)
+
+
+def _dist_version(site: Path, name: str) -> Version:
+    infos = sorted(site.glob(f"{name}-*.dist-info"))
+    assert len(infos) == 1, f"expected one {name} dist-info in the layer, found {infos}"
+    for line in (infos[0] / "METADATA").read_text(encoding="utf-8").splitlines():
+        if line.startswith("Version:"):
+            return Version(line.split(":", 1)[1].strip())
+    raise AssertionError(f"no Version in {infos[0]}/METADATA")
+
+
+def _tree_size(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+@pytest.mark.slow
+def test_sam_build_layer_has_loopsense_and_a_lambda_compatible_numpy(built, template):
+    site = built / LAYER / "python"
+    assert (site / "loopsense" / "__init__.py").is_file()
+    assert not (site / "python").exists(), "layer content nested twice (/opt/python/python)"
+    assert (site / "numpy" / "__init__.py").is_file()
+    assert _dist_version(site, "numpy") < NUMPY_CEILING
+    # The wheel must run on Amazon Linux 2 (glibc 2.26): manylinux2014/_2_17, never _2_28.
+    wheel = next(site.glob("numpy-*.dist-info")) / "WHEEL"
+    tags = [
+        ln.split(":", 1)[1].strip()
+        for ln in wheel.read_text().splitlines()
+        if ln.startswith("Tag:")
+    ]
+    assert tags and all("x86_64" in t and "manylinux_2_28" not in t for t in tags), tags
+    for name in _functions(template):
+        assert (built / name / "app.py").is_file(), f"{name} was not built"
+        total = _tree_size(built / name) + _tree_size(built / LAYER)
+        assert total < LAMBDA_UNZIPPED_LIMIT, f"{name} + layer unzipped = {total} bytes"
+
+
+# ---- (d): template and catalog agree --------------------------------------------------------
+
+
+def test_every_skill_has_a_function_with_its_logical_id(template):
+    functions = _functions(template)
+    for skill in SKILLS:
+        assert skill.function in functions, f"{skill.key}: no {skill.function} in template.yaml"
+        code_dir = REPO_ROOT / functions[skill.function]["Properties"]["CodeUri"]
+        assert (code_dir / "app.py").is_file(), f"{skill.key}: {code_dir}/app.py is missing"
+
+
+def test_every_function_is_a_skill_or_an_allowlisted_platform_function(template):
+    skill_functions = {s.function for s in SKILLS}
+    assert len(skill_functions) == len(SKILLS), "two skills share one function"
+    assert not skill_functions & PLATFORM_FUNCTIONS
+    strays = set(_functions(template)) - skill_functions - PLATFORM_FUNCTIONS
+    assert not strays, f"functions neither in the catalog nor in PLATFORM_FUNCTIONS: {strays}"
+    assert set(_functions(template)) >= PLATFORM_FUNCTIONS, "allowlisted function missing"
+
+
+def test_skill_handlers_run_the_skill_they_are_deployed_as(template, lambda_module):
+    functions = _functions(template)
+    for skill in SKILLS:
+        code_dir = (REPO_ROOT / functions[skill.function]["Properties"]["CodeUri"]).resolve()
+        module = lambda_module(code_dir.relative_to(REPO_ROOT / "functions").as_posix())
+        assert callable(module.lambda_handler)
+        assert skill == module.SKILL, f"{code_dir} runs {module.SKILL.key}, not {skill.key}"
+
+
+def test_every_function_directory_is_deployed(template):
+    deployed = {
+        (REPO_ROOT / f["Properties"]["CodeUri"]).resolve() for f in _functions(template).values()
+    }
+    on_disk = {p.parent.resolve() for p in (REPO_ROOT / "functions").glob("*/app.py")}
+    assert on_disk <= deployed, f"not in template.yaml: {sorted(on_disk - deployed)}"
+
+
+def test_functions_share_the_layer_and_the_runtime_settings(template):
+    globals_ = template["Globals"]["Function"]
+    assert globals_["Runtime"] == "python3.11"
+    assert globals_["Architectures"] == ["x86_64"]
+    assert globals_["Tracing"] == "Active"
+    env = globals_["Environment"]["Variables"]
+    assert env["POWERTOOLS_SERVICE_NAME"] == "loopsense"
+    assert env["POWERTOOLS_METRICS_NAMESPACE"] == "Loopsense"
+    # Responses and error messages can hold caller data: never put them in traces.
+    assert env["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false"
+    assert env["POWERTOOLS_TRACER_CAPTURE_ERROR"] == "false"
+
+    layer = template["Resources"][LAYER]
+    assert layer["Type"] == "AWS::Serverless::LayerVersion"
+    assert layer["Properties"]["ContentUri"].rstrip("/") == "shared"
+    assert layer["Metadata"]["BuildMethod"] == "python3.11"
+    assert "python3.11" in layer["Properties"]["CompatibleRuntimes"]
+    assert not (REPO_ROOT / "shared" / "python").exists(), "layer content goes directly in shared/"
+
+    for name, function in _functions(template).items():
+        assert _prop(template, function, "Handler") == "app.lambda_handler", name
+        assert {"Ref": LAYER} in (_prop(template, function, "Layers") or []), name
+
+
+def test_skill_functions_have_no_extra_permissions_and_a_retained_log_group(template):
+    log_groups = _resources(template, "AWS::Logs::LogGroup").values()
+    for skill in SKILLS:
+        function = template["Resources"][skill.function]
+        # Basic execution + X-Ray (from Tracing) only: a stateless skill touches nothing else.
+        for extra in ("Policies", "Role", "Events", "FunctionUrlConfig"):
+            assert _prop(template, function, extra) is None, f"{skill.function} has {extra}"
+        names = [g["Properties"].get("LogGroupName") for g in log_groups]
+        assert {"Fn::Sub": f"/aws/lambda/${{{skill.function}}}"} in names, skill.function
+    for group in log_groups:
+        assert "RetentionInDays" in group["Properties"]
+
+
+def test_outputs_expose_the_function_and_layer_arns(template):
+    values = [o["Value"] for o in template["Outputs"].values()]
+    assert {"Ref": LAYER} in values
+    for skill in SKILLS:
+        assert {"Fn::GetAtt": [skill.function, "Arn"]} in values
+
+
+def test_layer_requirements_pin_numpy_below_2_3():
+    lines = (REPO_ROOT / "shared" / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    reqs = [Requirement(ln) for ln in (s.split("#", 1)[0].strip() for s in lines) if ln]
+    numpy = [r for r in reqs if r.name == "numpy"]
+    assert numpy, "shared/requirements.txt does not name numpy"
+    assert not any(numpy[0].specifier.contains(v) for v in ("2.3.0", "2.3.5", "2.4.0")), (
+        f"numpy{numpy[0].specifier} admits 2.3+, which sam build cannot resolve for python3.11"
+    )
