@@ -1,11 +1,15 @@
-"""The `loopsense` command line."""
+"""The `loopsense` command line: run a skill, serve the API locally, operate tenants and keys."""
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import os
 import sys
 import uuid
 from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlparse
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, error_envelope
@@ -35,23 +39,140 @@ def cmd_execute(args: argparse.Namespace) -> int:
     return 0 if "output" in result else 1
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve POST /v1/execute on localhost with the same handlers and an embedded DynamoDB."""
+    from loopsense.local.serve import ServeOptions, serve
+
+    return serve(ServeOptions(host=args.host, port=args.port, store_port=args.store_port,
+                              dynamodb_endpoint=args.dynamodb_endpoint,
+                              dev_api_key=args.dev_api_key, dev_plan=args.dev_plan,
+                              test_skills=args.test_skills))
+
+
+def _store(args: argparse.Namespace) -> tuple[Any, Any]:
+    """Accounts and Metering on the endpoint chosen by flag or environment."""
+    endpoint = args.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT")
+    if endpoint:
+        os.environ["LOOPSENSE_DYNAMODB_ENDPOINT"] = endpoint
+        if _is_loopback(endpoint):  # the embedded store takes any credentials
+            for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+                os.environ.setdefault(name, "loopsense-local")
+    from loopsense.settings import settings
+    from loopsense.store.accounts import Accounts
+    from loopsense.store.dynamo import Dynamo, make_client
+    from loopsense.store.metering import Metering
+
+    db = Dynamo(make_client(settings()))
+    return Accounts(db, settings()), Metering(db, settings())
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlparse(url).hostname or ""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cmd_operator(args: argparse.Namespace) -> int:
+    from loopsense import operator as ops
+
+    accounts, metering = _store(args)
+    actions = {
+        "tenants-create": lambda: ops.create_tenant(accounts, args.plan, args.tenant_id),
+        "tenants-set-plan": lambda: ops.set_tenant_plan(accounts, args.tenant, args.plan),
+        "keys-issue": lambda: ops.issue_key(accounts, args.tenant, args.skills.split(",")),
+        "keys-revoke": lambda: ops.revoke_key(accounts, args.tenant, args.key_id),
+        "keys-list": lambda: ops.list_keys(accounts, args.tenant),
+        "plans-list": lambda: ops.list_plans(accounts),
+        "plans-set": lambda: ops.set_plan(accounts, args.name, {
+            "credits_per_month": args.credits, "requests_per_second": args.rps,
+            "skills": args.skills.split(",") if args.skills else None,
+            "max_time_budget_ms": args.max_time_budget_ms}),
+        "usage": lambda: ops.usage(accounts, metering, args.tenant, args.period),
+    }
+    try:
+        print(jsonio.dumps(actions[args.action]()))
+    except LoopsenseError as error:
+        print(jsonio.dumps(error_envelope(error, "cli")), file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loopsense", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+
     execute = commands.add_parser("execute", help=cmd_execute.__doc__)
     execute.add_argument("skill", help="skill key, e.g. agent.loop_detect")
     execute.add_argument("file", help="JSON file holding the input object; - reads stdin")
     execute.set_defaults(handler=cmd_execute)
+
+    serve = commands.add_parser("serve", help=cmd_serve.__doc__)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=3000, help="0 picks a free port")
+    serve.add_argument("--store-port", type=int, default=8000,
+                       help="port of the embedded DynamoDB endpoint (0 picks a free port)")
+    serve.add_argument("--dynamodb-endpoint", default=None,
+                       help="use this DynamoDB instead of the embedded one")
+    serve.add_argument("--dev-api-key", default=None,
+                       help="the development tenant's API key (default: a fixed local key)")
+    serve.add_argument("--dev-plan", default="team", choices=["hobby", "team", "enterprise"])
+    serve.add_argument("--test-skills", action="store_true", help=argparse.SUPPRESS)
+    serve.set_defaults(handler=cmd_serve)
+
+    def operator_command(group: Any, name: str, action: str, help_text: str) -> Any:
+        sub = group.add_parser(name, help=help_text)
+        sub.add_argument("--dynamodb-endpoint", default=None,
+                         help="store endpoint (default: LOOPSENSE_DYNAMODB_ENDPOINT or AWS)")
+        sub.set_defaults(handler=cmd_operator, action=action)
+        return sub
+
+    tenants = commands.add_parser("tenants", help="create tenants, change their plan")
+    tenants_cmds = tenants.add_subparsers(dest="sub", required=True)
+    create = operator_command(tenants_cmds, "create", "tenants-create", "create a tenant")
+    create.add_argument("--plan", required=True)
+    create.add_argument("--tenant-id", default=None)
+    set_plan = operator_command(tenants_cmds, "set-plan", "tenants-set-plan", "change plan")
+    set_plan.add_argument("tenant")
+    set_plan.add_argument("plan")
+
+    keys = commands.add_parser("keys", help="issue, revoke and list API keys")
+    keys_cmds = keys.add_subparsers(dest="sub", required=True)
+    issue = operator_command(keys_cmds, "issue", "keys-issue", "issue a key (shown once)")
+    issue.add_argument("tenant")
+    issue.add_argument("--skills", default="*", help="comma-separated skill keys, * = all")
+    revoke = operator_command(keys_cmds, "revoke", "keys-revoke", "revoke a key at once")
+    revoke.add_argument("tenant")
+    revoke.add_argument("key_id")
+    listing = operator_command(keys_cmds, "list", "keys-list", "list a tenant's keys")
+    listing.add_argument("tenant")
+
+    plans = commands.add_parser("plans", help="show and change plans")
+    plans_cmds = plans.add_subparsers(dest="sub", required=True)
+    operator_command(plans_cmds, "list", "plans-list", "every plan in force")
+    plan_set = operator_command(plans_cmds, "set", "plans-set", "store a plan row")
+    plan_set.add_argument("name")
+    plan_set.add_argument("--credits", type=int, dest="credits")
+    plan_set.add_argument("--rps", type=int)
+    plan_set.add_argument("--skills", default=None, help="comma-separated, * = all")
+    plan_set.add_argument("--max-time-budget-ms", type=int)
+
+    usage = operator_command(commands, "usage", "usage", "a tenant's credits and calls")
+    usage.add_argument("tenant")
+    usage.add_argument("--period", default=None, help="YYYY-MM (default: this month, UTC)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logger.setLevel("WARNING")  # a command's stderr is for problems, not per-call records
+    if args.command == "serve":
+        logger.setLevel("INFO")  # the server logs one metadata line per request
     try:
         return int(args.handler(args))
     except OSError as exc:
-        print(f"loopsense: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        print(f"loopsense: {exc.strerror}: {getattr(exc, 'filename', '')}", file=sys.stderr)
         return 2
 
 

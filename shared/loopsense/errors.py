@@ -24,6 +24,7 @@ ERRORS: dict[str, ErrorKind] = {
     "SKILL_NOT_ACCESSIBLE": ErrorKind(403, False, "use a key granted this skill"),
     "SKILL_NOT_AVAILABLE_FOR_PLAN": ErrorKind(403, False, "upgrade the plan to use this skill"),
     "SKILL_NOT_FOUND": ErrorKind(404, False, "check the skillKey and version"),
+    "ROUTE_NOT_FOUND": ErrorKind(404, False, "check the method and path (POST /v1/execute)"),
     "IDEMPOTENCY_KEY_REUSED": ErrorKind(409, False, "use a new Idempotency-Key for a new body"),
     "IDEMPOTENCY_IN_PROGRESS": ErrorKind(409, True, "retry after the first request finishes"),
     "TENANT_RATE_LIMITED": ErrorKind(429, True, "slow down and retry after Retry-After"),

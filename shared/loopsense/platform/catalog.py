@@ -42,6 +42,11 @@ SKILLS: tuple[Skill, ...] = (
 CATALOG: dict[str, Skill] = {s.key: s for s in SKILLS}
 
 
+def register(skill: Skill) -> None:
+    """Add a skill at run time: only the local server's --test-skills uses this."""
+    CATALOG[skill.key] = skill
+
+
 def find_skill(key: str, version: str | None = None) -> Skill:
     skill = CATALOG.get(key)
     if skill is None:

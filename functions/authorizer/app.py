@@ -1,0 +1,20 @@
+"""HTTP API Lambda authorizer (payload 2.0, simple responses). Wiring only.
+
+Always allows: the context carries the tenant's identity or the error code the router answers
+with, so that every error reaches the caller in the one envelope (see loopsense.platform.auth).
+"""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from loopsense.observability import logger, tracer
+from loopsense.platform.auth import authorizer_context
+from loopsense.platform.runtime import accounts
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    return {"isAuthorized": True,
+            "context": authorizer_context(headers.get("authorization"), accounts())}

@@ -1,0 +1,115 @@
+"""The local API Gateway: HTTP on localhost in front of the same Lambda handlers, in-process.
+
+Each request becomes the HTTP API (payload 2.0) events AWS would send: first to the authorizer's
+handler, then, with its context, to the router's. The handlers are the files in functions/,
+loaded as Lambda loads them.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import uuid
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from loopsense import jsonio
+from loopsense.errors import LoopsenseError, validation_error
+from loopsense.platform.http import error_response
+from loopsense.platform.pipeline import MAX_BODY_BYTES
+
+FUNCTIONS_DIR = Path(__file__).resolve().parents[3] / "functions"
+ROUTES = {("POST", "/v1/execute"): "execute"}
+
+
+def load_handler(name: str) -> Any:
+    path = FUNCTIONS_DIR / name / "app.py"
+    spec = importlib.util.spec_from_file_location(f"loopsense_local_{name}_app", path)
+    assert spec is not None and spec.loader is not None, path
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.lambda_handler
+
+
+@dataclass
+class LocalContext:
+    """What Powertools reads from a Lambda context."""
+
+    function_name: str
+    aws_request_id: str
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:local:000000000000:function:loopsense-local"
+    function_version: str = "$LATEST"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
+class Gateway:
+    def __init__(self) -> None:
+        self.authorizer = load_handler("authorizer")
+        self.routes = {route: load_handler(name) for route, name in ROUTES.items()}
+
+    def handle(self, method: str, path: str, headers: dict[str, str],
+               body: bytes) -> dict[str, Any]:
+        request_id = str(uuid.uuid4())
+        handler = self.routes.get((method, path))
+        if handler is None:
+            error = LoopsenseError("ROUTE_NOT_FOUND", "no such route")
+            return error_response(error, request_id)
+        headers = {k.lower(): v for k, v in headers.items()}
+        context = {"requestId": request_id, "http": {"method": method, "path": path},
+                   "routeKey": f"{method} {path}"}
+        authorized = self.authorizer(
+            {"version": "2.0", "type": "REQUEST", "routeKey": f"{method} {path}",
+             "rawPath": path, "headers": headers, "requestContext": context},
+            LocalContext("authorizer", request_id),
+        )
+        try:
+            text, encoded = body.decode("utf-8"), False
+        except UnicodeDecodeError:
+            text, encoded = base64.b64encode(body).decode(), True
+        event = {"version": "2.0", "routeKey": f"{method} {path}", "rawPath": path,
+                 "headers": headers, "body": text, "isBase64Encoded": encoded,
+                 "requestContext": {**context,
+                                    "authorizer": {"lambda": authorized.get("context", {})}}}
+        return handler(event, LocalContext(ROUTES[(method, path)], request_id))  # type: ignore[no-any-return]
+
+
+def make_http_server(gateway: Gateway, host: str, port: int) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+            pass  # one metadata log line per request comes from the router instead
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            path = self.path.split("?", 1)[0]
+            if length > MAX_BODY_BYTES:
+                self.close_connection = True
+                error = validation_error("body", f"must be at most {MAX_BODY_BYTES} bytes")
+                self._send(error_response(error, str(uuid.uuid4())))
+                return
+            body = self.rfile.read(length) if length else b""
+            self._send(gateway.handle(self.command, path, dict(self.headers.items()), body))
+
+        def _send(self, response: dict[str, Any]) -> None:
+            payload = response.get("body", "")
+            data = payload.encode() if isinstance(payload, str) else jsonio.dumps(payload).encode()
+            self.send_response(int(response.get("statusCode", HTTPStatus.OK)))
+            for name, value in (response.get("headers") or {}).items():
+                self.send_header(name, str(value))
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_POST = do_GET = do_PUT = do_DELETE = _serve
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    return server

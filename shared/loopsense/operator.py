@@ -1,0 +1,108 @@
+"""The operator's commands: tenants, keys, plans and usage, straight against the store.
+
+The same code talks to the embedded store of a running `loopsense serve` or a real DynamoDB:
+the endpoint comes from --dynamodb-endpoint or the environment (LOOPSENSE_DYNAMODB_ENDPOINT,
+or the standard AWS configuration).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from loopsense.errors import LoopsenseError, validation_error
+from loopsense.platform.plans import all_plans, resolve_plan
+from loopsense.store.accounts import Accounts, Plan
+from loopsense.store.metering import Metering, UsageRecord
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def create_tenant(accounts: Accounts, plan: str, tenant_id: str | None) -> dict[str, Any]:
+    resolve_plan(accounts, plan)
+    tenant_id = tenant_id or "t_" + secrets.token_hex(6)
+    accounts.create_tenant(tenant_id, plan, _now())
+    return {"tenantId": tenant_id, "plan": plan}
+
+
+def set_tenant_plan(accounts: Accounts, tenant_id: str, plan: str) -> dict[str, Any]:
+    resolve_plan(accounts, plan)
+    _tenant(accounts, tenant_id)
+    accounts.set_tenant_plan(tenant_id, plan)
+    return {"tenantId": tenant_id, "plan": plan}
+
+
+def issue_key(accounts: Accounts, tenant_id: str, skills: list[str]) -> dict[str, Any]:
+    _tenant(accounts, tenant_id)
+    secret, key = accounts.issue_key(tenant_id, tuple(skills), _now())
+    return {"apiKey": secret, "keyId": key.key_id, "tenantId": tenant_id,
+            "skills": list(key.scopes), "note": "shown once; only its SHA-256 digest is stored"}
+
+
+def revoke_key(accounts: Accounts, tenant_id: str, key_id: str) -> dict[str, Any]:
+    if not accounts.revoke_key(tenant_id, key_id, _now()):
+        raise validation_error("keyId", "names no key of this tenant")
+    return {"keyId": key_id, "status": "revoked"}
+
+
+def list_keys(accounts: Accounts, tenant_id: str) -> list[dict[str, Any]]:
+    return [{"keyId": k.key_id, "skills": list(k.scopes), "status": k.status,
+             "createdAt": k.created_at} for k in accounts.keys(tenant_id)]
+
+
+def set_plan(accounts: Accounts, name: str, changes: dict[str, Any]) -> dict[str, Any]:
+    try:
+        current = resolve_plan(accounts, name)
+    except LoopsenseError:
+        missing = [f for f in ("credits_per_month", "requests_per_second", "skills",
+                               "max_time_budget_ms") if changes.get(f) is None]
+        if missing:
+            raise validation_error("plan", f"a new plan needs {', '.join(missing)}") from None
+        current = None
+    values = {k: v for k, v in changes.items() if v is not None}
+    if "skills" in values:
+        values["skills"] = tuple(sorted(set(values["skills"])))
+    for field in ("credits_per_month", "requests_per_second", "max_time_budget_ms"):
+        if field in values and values[field] < 0:
+            raise validation_error(field, "must be >= 0")
+    plan = replace(current, **values) if current else Plan(name=name, **values)
+    accounts.set_plan(plan)
+    return _plan(plan)
+
+
+def list_plans(accounts: Accounts) -> list[dict[str, Any]]:
+    return [_plan(p) for p in all_plans(accounts)]
+
+
+def usage(accounts: Accounts, metering: Metering, tenant_id: str,
+          period: str | None) -> dict[str, Any]:
+    tenant = _tenant(accounts, tenant_id)
+    period = period or datetime.now(UTC).strftime("%Y-%m")
+    plan = resolve_plan(accounts, tenant["plan"])
+    records = metering.records(tenant_id, period)
+    return {"tenantId": tenant_id, "plan": plan.name, "period": period,
+            "used": metering.used(tenant_id, period), "quota": plan.credits_per_month,
+            "calls": len(records), "records": [_record(r) for r in records]}
+
+
+def _record(record: UsageRecord) -> dict[str, Any]:
+    return {"executionId": record.execution_id, "skillKey": record.skill_key,
+            "skillVersion": record.skill_version, "credits": record.credits, "at": record.at,
+            "durationMs": record.duration_ms, "status": record.status}
+
+
+def _tenant(accounts: Accounts, tenant_id: str) -> dict[str, Any]:
+    tenant = accounts.tenant(tenant_id)
+    if tenant is None:
+        raise validation_error("tenant", "names no tenant")
+    return tenant
+
+
+def _plan(plan: Plan) -> dict[str, Any]:
+    return {"plan": plan.name, "creditsPerMonth": plan.credits_per_month,
+            "requestsPerSecond": plan.requests_per_second, "skills": list(plan.skills),
+            "maxTimeBudgetMs": plan.max_time_budget_ms}

@@ -1,0 +1,72 @@
+"""Bearer-key authentication, shared by the Lambda authorizer and the router.
+
+The HTTP API authorizer always *allows* and hands the router either the caller's identity or
+the reason it has none: HTTP APIs cannot shape a denied request's response, and every error must
+reach the caller in the one envelope (docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from loopsense.errors import LoopsenseError
+from loopsense.store.accounts import Accounts
+from loopsense.store.dynamo import unavailable
+
+# What a key can look like: the prefix and URL-safe base64. Anything else never hits the store.
+KEY_FORMAT = re.compile(r"^ls_[A-Za-z0-9_-]{20,128}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    tenant_id: str
+    key_id: str
+    plan: str
+    scopes: tuple[str, ...]
+
+    def grants(self, skill_key: str) -> bool:
+        return "*" in self.scopes or skill_key in self.scopes
+
+
+def unauthorized(reason: str) -> LoopsenseError:
+    return LoopsenseError("UNAUTHORIZED", reason)
+
+
+def authenticate(authorization: str | None, accounts: Accounts) -> Identity:
+    if not authorization:
+        raise unauthorized("missing Authorization header")
+    scheme, _, secret = authorization.partition(" ")
+    secret = secret.strip()
+    if scheme.lower() != "bearer" or not KEY_FORMAT.match(secret):
+        raise unauthorized("malformed API key; expected 'Authorization: Bearer <key>'")
+    key = accounts.find_key(secret)
+    if key is None or key.status != "active":
+        raise unauthorized("unknown or revoked API key")
+    tenant = accounts.tenant(key.tenant_id)
+    if tenant is None or tenant.get("status") != "active":
+        raise unauthorized("the key's tenant is not active")
+    return Identity(key.tenant_id, key.key_id, tenant["plan"], key.scopes)
+
+
+def authorizer_context(authorization: str | None, accounts: Accounts) -> dict[str, Any]:
+    """The authorizer's answer: identity fields, or the error code the router must return."""
+    try:
+        identity = authenticate(authorization, accounts)
+    except LoopsenseError as error:
+        return {"authError": error.code, "authReason": error.message}
+    return {"tenantId": identity.tenant_id, "keyId": identity.key_id, "plan": identity.plan,
+            "scopes": ",".join(identity.scopes)}
+
+
+def identity_from_context(context: dict[str, Any]) -> Identity:
+    """The router's side: rebuild the identity, or raise the authorizer's error."""
+    code = context.get("authError")
+    if code or not context.get("tenantId"):
+        message = context.get("authReason") or "missing or invalid API key"
+        if code == "PLAN_ELIGIBILITY_UNAVAILABLE":
+            raise unavailable()
+        raise unauthorized(str(message))
+    scopes = tuple(s for s in str(context.get("scopes", "")).split(",") if s)
+    return Identity(str(context["tenantId"]), str(context["keyId"]), str(context["plan"]), scopes)

@@ -1,0 +1,56 @@
+"""HTTP API (payload 2.0) events in, responses out: the only place that knows their shape."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+from loopsense import jsonio
+from loopsense.errors import LoopsenseError, error_envelope
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: bytes
+    request_id: str
+    authorizer: dict[str, Any]
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+def request_from_event(event: dict[str, Any]) -> Request:
+    context = event.get("requestContext") or {}
+    http = context.get("http") or {}
+    raw = event.get("body") or ""
+    body = base64.b64decode(raw) if event.get("isBase64Encoded") else raw.encode()
+    authorizer = (context.get("authorizer") or {}).get("lambda") or {}
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    return Request(
+        method=http.get("method", "POST"),
+        path=http.get("path") or event.get("rawPath", "/"),
+        headers=headers,
+        body=body,
+        request_id=context.get("requestId", ""),
+        authorizer=authorizer,
+    )
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": "application/json", **(headers or {})},
+        "body": jsonio.dumps(body),
+    }
+
+
+def error_response(error: LoopsenseError, request_id: str) -> dict[str, Any]:
+    headers = {"X-Request-Id": request_id}
+    retry_after = error.retry_after_seconds()
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    return json_response(error.status, error_envelope(error, request_id), headers)

@@ -1,0 +1,142 @@
+"""POST /v1/execute: the checks in the spec's order, the skill run, the charge.
+
+authenticate -> parse the envelope -> idempotency -> find the skill -> key grant -> plan ->
+rate limit -> quota -> run the skill -> charge. Any failure answers the error envelope and
+charges nothing; a crash is INTERNAL_ERROR.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+
+from loopsense import jsonio
+from loopsense.errors import Detail, LoopsenseError, validation_error
+from loopsense.observability import logger
+from loopsense.platform.auth import Identity, identity_from_context
+from loopsense.platform.catalog import find_skill
+from loopsense.platform.http import Request, error_response, json_response
+from loopsense.platform.idempotency import KEY_HEADER, Idempotency, check_key
+from loopsense.platform.invoke import Invoker
+from loopsense.platform.plans import resolve_plan
+from loopsense.store.accounts import Accounts
+from loopsense.store.metering import Metering, UsageRecord
+from loopsense.validation import from_pydantic
+
+# Lambda's synchronous payload limit; skills apply their own, smaller input limits.
+MAX_BODY_BYTES = 6 * 1024 * 1024
+IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0f9a3e-4c1d-4e8a-9d57-6f2b8c0e1a77")
+
+
+class Envelope(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    skillKey: str = Field(min_length=1, max_length=128)
+    version: str | None = Field(None, min_length=1, max_length=32)
+    input: Any = Field(...)
+
+
+def parse_envelope(body: bytes) -> Envelope:
+    if len(body) > MAX_BODY_BYTES:
+        raise validation_error("body", f"must be at most {MAX_BODY_BYTES} bytes")
+    raw = jsonio.loads(body)
+    try:
+        return Envelope.model_validate(raw)
+    except pydantic.ValidationError as exc:
+        raise from_pydantic(exc, prefix="") from None
+
+
+def next_month_in_seconds(now: datetime) -> int:
+    first = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    following = first.replace(year=first.year + 1, month=1) if first.month == 12 else \
+        first.replace(month=first.month + 1)
+    return max(1, int((following - now).total_seconds() + 0.999))
+
+
+@dataclass
+class Platform:
+    accounts: Accounts
+    metering: Metering
+    invoker: Invoker
+    idempotency: Idempotency
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    def execute(self, request: Request) -> dict[str, Any]:
+        started = time.perf_counter()
+        code = "OK"
+        tenant = skill_key = None
+        try:
+            identity = identity_from_context(request.authorizer)
+            tenant = identity.tenant_id
+            envelope = parse_envelope(request.body)
+            skill_key = envelope.skillKey
+            key = check_key(request.header(KEY_HEADER))
+            if key is None:
+                return self._run(identity, envelope, request, str(uuid.uuid4()), started)
+            # Tied to (tenant, key): a repeated charge of the same logical call is a no-op.
+            execution_id = str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{tenant}\n{key}"))
+            return self.idempotency.run(
+                tenant, key, request.body,
+                lambda: self._run(identity, envelope, request, execution_id, started),
+            )
+        except LoopsenseError as error:
+            code = error.code
+            return error_response(error, request.request_id)
+        except Exception as exc:  # noqa: BLE001 - every failure answers in the envelope
+            code = "INTERNAL_ERROR"
+            logger.error("execute crashed", extra={"exception": type(exc).__name__,
+                                                   "request_id": request.request_id})
+            return error_response(LoopsenseError("INTERNAL_ERROR", "unexpected failure"),
+                                  request.request_id)
+        finally:
+            logger.info("execute", extra={
+                "tenant": tenant, "skill": skill_key, "code": code,
+                "body_bytes": len(request.body), "request_id": request.request_id,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 3)})
+
+    def _run(self, identity: Identity, envelope: Envelope, request: Request, execution_id: str,
+             started: float) -> dict[str, Any]:
+        skill = find_skill(envelope.skillKey, envelope.version)
+        if not identity.grants(skill.key):
+            raise LoopsenseError("SKILL_NOT_ACCESSIBLE", "this API key is not granted the skill")
+        plan = resolve_plan(self.accounts, identity.plan)
+        if not plan.allows(skill.key):
+            raise LoopsenseError("SKILL_NOT_AVAILABLE_FOR_PLAN",
+                                 f"the {plan.name} plan does not include this skill")
+        now = self.clock()
+        if not self.metering.admit(identity.tenant_id, int(now.timestamp()),
+                                   plan.requests_per_second):
+            raise LoopsenseError(
+                "TENANT_RATE_LIMITED",
+                f"more than {plan.requests_per_second} requests per second", retry_after=1)
+        period = now.strftime("%Y-%m")
+        quota_error = LoopsenseError(
+            "QUOTA_EXCEEDED", f"the plan's {plan.credits_per_month} credits for {period} are used",
+            retry_after=next_month_in_seconds(now))
+        if self.metering.used(identity.tenant_id, period) + skill.cost > plan.credits_per_month:
+            raise quota_error
+        answer = self.invoker.invoke(skill, envelope.input, request.request_id)
+        if "error" in answer:
+            raise _skill_error(answer["error"])
+        record = UsageRecord(
+            execution_id=execution_id, skill_key=skill.key, skill_version=skill.version,
+            credits=skill.cost, at=now.isoformat(timespec="milliseconds"),
+            duration_ms=int((time.perf_counter() - started) * 1000), status="succeeded")
+        if not self.metering.charge(identity.tenant_id, period, plan.credits_per_month, record):
+            raise quota_error  # lost the race for the last credits: the work is discarded
+        return json_response(200, {
+            "executionId": execution_id, "skillKey": skill.key, "skillVersion": skill.version,
+            "output": answer["output"], "billing": {"credits": skill.cost},
+        }, {"X-Request-Id": request.request_id})
+
+
+def _skill_error(error: dict[str, Any]) -> LoopsenseError:
+    details = [Detail(d["path"], d["issue"]) for d in error.get("details", [])]
+    return LoopsenseError(error["code"], error["message"], details)
+

@@ -1,0 +1,37 @@
+"""Building the platform from settings, once per process (a Lambda's cold start)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from loopsense.platform.idempotency import Idempotency
+from loopsense.platform.invoke import InProcessInvoker, Invoker, LambdaInvoker
+from loopsense.platform.pipeline import Platform
+from loopsense.settings import Settings, settings
+from loopsense.store.accounts import Accounts
+from loopsense.store.dynamo import Dynamo, make_client
+from loopsense.store.metering import Metering
+
+
+def build_platform(config: Settings, invoker: Invoker | None = None) -> Platform:
+    client = make_client(config)
+    db = Dynamo(client)
+    if invoker is None:
+        invoker = InProcessInvoker() if config.skill_invoker == "inprocess" else LambdaInvoker()
+    return Platform(
+        accounts=Accounts(db, config),
+        metering=Metering(db, config),
+        invoker=invoker,
+        idempotency=Idempotency(client, config.idempotency_table),
+    )
+
+
+@lru_cache(maxsize=1)
+def platform() -> Platform:
+    return build_platform(settings())
+
+
+@lru_cache(maxsize=1)
+def accounts() -> Accounts:
+    config = settings()
+    return Accounts(Dynamo(make_client(config)), config)

@@ -1,0 +1,139 @@
+"""Tenants, API keys and plans. Keys are stored only as SHA-256 digests of the secret."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from loopsense.settings import Settings
+from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item
+
+KEY_PREFIX = "ls_"
+ALL_SKILLS = "*"
+
+
+def key_digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def new_secret() -> str:
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    name: str
+    credits_per_month: int
+    requests_per_second: int
+    skills: tuple[str, ...]  # ("*",) = all
+    max_time_budget_ms: int
+
+    def allows(self, skill_key: str) -> bool:
+        return ALL_SKILLS in self.skills or skill_key in self.skills
+
+    def as_item(self) -> dict[str, Any]:
+        return {"plan": self.name, "creditsPerMonth": self.credits_per_month,
+                "requestsPerSecond": self.requests_per_second, "skills": list(self.skills),
+                "maxTimeBudgetMs": self.max_time_budget_ms}
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> Plan:
+        return cls(item["plan"], item["creditsPerMonth"], item["requestsPerSecond"],
+                   tuple(item["skills"]), item["maxTimeBudgetMs"])
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    key_id: str
+    tenant_id: str
+    scopes: tuple[str, ...]
+    status: str
+    created_at: str
+
+    def grants(self, skill_key: str) -> bool:
+        return ALL_SKILLS in self.scopes or skill_key in self.scopes
+
+
+class Accounts:
+    def __init__(self, db: Dynamo, settings: Settings) -> None:
+        self.db = db
+        self.s = settings
+
+    # tenants -------------------------------------------------------------------------------
+    def create_tenant(self, tenant_id: str, plan: str, now: str) -> None:
+        self.db.put(self.s.tenants_table,
+                    {"tenantId": tenant_id, "plan": plan, "status": "active", "createdAt": now},
+                    condition="attribute_not_exists(tenantId)")
+
+    def tenant(self, tenant_id: str) -> dict[str, Any] | None:
+        return self.db.get(self.s.tenants_table, {"tenantId": tenant_id})
+
+    def set_tenant_plan(self, tenant_id: str, plan: str) -> None:
+        self.db.call("update_item", TableName=self.s.tenants_table,
+                     Key={"tenantId": {"S": tenant_id}}, UpdateExpression="SET #p = :p",
+                     ConditionExpression="attribute_exists(tenantId)",
+                     ExpressionAttributeNames={"#p": "plan"},
+                     ExpressionAttributeValues={":p": {"S": plan}})
+
+    # plans ---------------------------------------------------------------------------------
+    def stored_plan(self, name: str) -> Plan | None:
+        item = self.db.get(self.s.plans_table, {"plan": name})
+        return Plan.from_item(item) if item else None
+
+    def stored_plans(self) -> list[Plan]:
+        items = self.db.call("scan", TableName=self.s.plans_table).get("Items", [])
+        return sorted((Plan.from_item(from_item(i)) for i in items), key=lambda p: p.name)
+
+    def set_plan(self, plan: Plan) -> None:
+        self.db.put(self.s.plans_table, plan.as_item())
+
+    # keys ----------------------------------------------------------------------------------
+    def issue_key(self, tenant_id: str, scopes: tuple[str, ...], now: str,
+                  secret: str | None = None) -> tuple[str, ApiKey]:
+        """A new key: the secret is returned once and never stored (only its digest)."""
+        if self.tenant(tenant_id) is None:
+            raise KeyError(tenant_id)
+        secret = secret or new_secret()
+        key = ApiKey(key_id="key_" + secrets.token_hex(8), tenant_id=tenant_id,
+                     scopes=tuple(sorted(set(scopes))), status="active", created_at=now)
+        self.db.put(self.s.api_keys_table,
+                    {"keyDigest": key_digest(secret), "keyId": key.key_id,
+                     "tenantId": tenant_id, "scopes": list(key.scopes), "status": key.status,
+                     "createdAt": now},
+                    condition="attribute_not_exists(keyDigest)")
+        return secret, key
+
+    def find_key(self, secret: str) -> ApiKey | None:
+        item = self.db.get(self.s.api_keys_table, {"keyDigest": key_digest(secret)})
+        return _key(item) if item else None
+
+    def keys(self, tenant_id: str) -> list[ApiKey]:
+        items = self.db.query(self.s.api_keys_table, IndexName="byTenant",
+                              KeyConditionExpression="tenantId = :t",
+                              ExpressionAttributeValues={":t": {"S": tenant_id}})
+        return sorted((_key(i) for i in items), key=lambda k: (k.created_at, k.key_id))
+
+    def revoke_key(self, tenant_id: str, key_id: str, now: str) -> bool:
+        items = self.db.query(self.s.api_keys_table, IndexName="byTenant",
+                              KeyConditionExpression="tenantId = :t AND keyId = :k",
+                              ExpressionAttributeValues={":t": {"S": tenant_id},
+                                                         ":k": {"S": key_id}})
+        for item in items:
+            try:
+                self.db.call("update_item", TableName=self.s.api_keys_table,
+                             Key={"keyDigest": {"S": item["keyDigest"]}},
+                             UpdateExpression="SET #s = :r, revokedAt = :now",
+                             ConditionExpression="attribute_exists(keyDigest)",
+                             ExpressionAttributeNames={"#s": "status"},
+                             ExpressionAttributeValues={":r": {"S": "revoked"},
+                                                        ":now": {"S": now}})
+            except ConditionFailed:
+                continue
+        return bool(items)
+
+
+def _key(item: dict[str, Any]) -> ApiKey:
+    return ApiKey(item["keyId"], item["tenantId"], tuple(item.get("scopes", [])),
+                  item["status"], item["createdAt"])

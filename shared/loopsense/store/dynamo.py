@@ -1,0 +1,118 @@
+"""The one DynamoDB client wrapper: typed items in and out, and store failures as one error.
+
+Every call goes through ``Dynamo.call`` so that a store that is down, slow or throttling
+becomes PLAN_ELIGIBILITY_UNAVAILABLE (503, retryable) in one place, while a failed condition
+stays visible to the caller as ``ConditionFailed``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import boto3
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from loopsense.errors import LoopsenseError
+from loopsense.settings import Settings
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+STORE_DOWN_RETRY_AFTER = 2
+
+
+class ConditionFailed(Exception):
+    """A conditional write was refused; ``reasons`` holds a transaction's per-item codes."""
+
+    def __init__(self, reasons: list[str] | None = None) -> None:
+        super().__init__("condition failed")
+        self.reasons = reasons or []
+
+
+def to_item(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: _serializer.serialize(v) for k, v in values.items() if v is not None}
+
+
+def from_item(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, set):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def make_client(settings: Settings) -> Any:
+    config = Config(
+        connect_timeout=settings.store_timeout_s,
+        read_timeout=settings.store_timeout_s,
+        retries={"max_attempts": 2, "mode": "standard"},
+    )
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=settings.dynamodb_endpoint,
+        region_name=settings.region,
+        config=config,
+    )
+
+
+def unavailable() -> LoopsenseError:
+    return LoopsenseError(
+        "PLAN_ELIGIBILITY_UNAVAILABLE",
+        "the plan or quota store could not be reached",
+        retry_after=STORE_DOWN_RETRY_AFTER,
+    )
+
+
+class Dynamo:
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return getattr(self.client, operation)(**kwargs)  # type: ignore[no-any-return]
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code == "ConditionalCheckFailedException":
+                raise ConditionFailed() from None
+            if code == "TransactionCanceledException":
+                cancelled = exc.response.get("CancellationReasons", [])
+                reasons = [r.get("Code", "None") for r in cancelled]
+                if "ConditionalCheckFailed" in reasons:
+                    raise ConditionFailed(reasons) from None
+            raise unavailable() from None
+        except BotoCoreError:
+            raise unavailable() from None
+
+    def get(self, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+        item = self.call("get_item", TableName=table, Key=to_item(key),
+                         ConsistentRead=True).get("Item")
+        return from_item(item) if item else None
+
+    def put(self, table: str, values: dict[str, Any], condition: str | None = None,
+            names: dict[str, str] | None = None) -> None:
+        kwargs: dict[str, Any] = {"TableName": table, "Item": to_item(values)}
+        if condition:
+            kwargs["ConditionExpression"] = condition
+        if names:
+            kwargs["ExpressionAttributeNames"] = names
+        self.call("put_item", **kwargs)
+
+    def query(self, table: str, **kwargs: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        while True:
+            page = self.call("query", TableName=table, **kwargs)
+            items.extend(from_item(i) for i in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -1,0 +1,103 @@
+"""Rate-limit counters and the credit meter: each decision is one conditional atomic write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from loopsense.settings import Settings
+from loopsense.store.dynamo import ConditionFailed, Dynamo, to_item
+
+RATE_COUNTER_TTL_S = 120
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    execution_id: str
+    skill_key: str
+    skill_version: str
+    credits: int
+    at: str  # ISO-8601 UTC
+    duration_ms: int
+    status: str
+
+
+class Metering:
+    def __init__(self, db: Dynamo, settings: Settings) -> None:
+        self.db = db
+        self.s = settings
+
+    def admit(self, tenant_id: str, epoch_second: int, limit: int) -> bool:
+        """Count one request in this second; False (nothing counted) once ``limit`` is reached."""
+        try:
+            self.db.call(
+                "update_item", TableName=self.s.rate_limits_table,
+                Key={"counterId": {"S": f"{tenant_id}#{epoch_second}"}},
+                UpdateExpression="ADD hits :one SET expiresAt = :ttl",
+                ConditionExpression="attribute_not_exists(hits) OR hits < :limit",
+                ExpressionAttributeValues={":one": {"N": "1"}, ":limit": {"N": str(limit)},
+                                           ":ttl": {"N": str(epoch_second + RATE_COUNTER_TTL_S)}},
+            )
+        except ConditionFailed:
+            return False
+        return True
+
+    def used(self, tenant_id: str, period: str) -> int:
+        item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _period(period)})
+        return int(item["used"]) if item else 0
+
+    def charge(self, tenant_id: str, period: str, quota: int, record: UsageRecord) -> bool:
+        """Add the record's credits to the period if they fit in ``quota``, and write the record.
+
+        One transaction: both or neither. The record's key is the execution id, so charging the
+        same execution again changes nothing and still answers True (charged once). False: the
+        credits do not fit.
+        """
+        try:
+            self.db.call("transact_write_items", TransactItems=[
+                {"Update": {
+                    "TableName": self.s.usage_table,
+                    "Key": to_item({"tenantId": tenant_id, "sk": _period(period)}),
+                    "UpdateExpression": "ADD used :cost",
+                    "ConditionExpression": "attribute_not_exists(used) OR used <= :max",
+                    "ExpressionAttributeValues": {":cost": {"N": str(record.credits)},
+                                                  ":max": {"N": str(quota - record.credits)}},
+                }},
+                {"Put": {
+                    "TableName": self.s.usage_table,
+                    "Item": to_item({"tenantId": tenant_id, "sk": _record(record.execution_id),
+                                     "executionId": record.execution_id,
+                                     "skillKey": record.skill_key,
+                                     "skillVersion": record.skill_version,
+                                     "credits": record.credits, "at": record.at,
+                                     "period": period, "durationMs": record.duration_ms,
+                                     "status": record.status}),
+                    "ConditionExpression": "attribute_not_exists(sk)",
+                }},
+            ])
+        except ConditionFailed as failed:
+            # The record's condition failed: this execution was charged before.
+            return failed.reasons[1:2] == ["ConditionalCheckFailed"]
+        return True
+
+    def records(self, tenant_id: str, period: str | None = None) -> list[UsageRecord]:
+        items = self.db.query(
+            self.s.usage_table,
+            KeyConditionExpression="tenantId = :t AND begins_with(sk, :r)",
+            ExpressionAttributeValues={":t": {"S": tenant_id}, ":r": {"S": "EXEC#"}},
+        )
+        found = [_usage(i) for i in items if period is None or i.get("period") == period]
+        return sorted(found, key=lambda r: (r.at, r.execution_id))
+
+
+def _period(period: str) -> str:
+    return f"PERIOD#{period}"
+
+
+def _record(execution_id: str) -> str:
+    return f"EXEC#{execution_id}"
+
+
+def _usage(item: dict[str, Any]) -> UsageRecord:
+    return UsageRecord(item["executionId"], item["skillKey"], item["skillVersion"],
+                       item["credits"], item["at"], item["durationMs"], item["status"])

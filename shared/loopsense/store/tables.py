@@ -1,0 +1,81 @@
+"""The DynamoDB tables, by their logical ids in template.yaml, and creating them from it.
+
+template.yaml is the single definition of every table's keys, indexes and TTL: the local server
+and the tests create their tables from it, so the two never drift.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from loopsense.settings import Settings
+
+# template.yaml logical id -> the Settings field (and LOOPSENSE_* variable) holding its name.
+TABLES: dict[str, str] = {
+    "TenantsTable": "tenants_table",
+    "ApiKeysTable": "api_keys_table",
+    "PlansTable": "plans_table",
+    "UsageTable": "usage_table",
+    "RateLimitsTable": "rate_limits_table",
+    "IdempotencyTable": "idempotency_table",
+}
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+TEMPLATE = REPO_ROOT / "template.yaml"
+
+
+class _TemplateLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short-form tags (!Ref, !GetAtt, !Sub...) read as plain data."""
+
+
+def _any_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {suffix: value}
+
+
+_TemplateLoader.add_multi_constructor("!", _any_tag)
+
+
+def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as handle:
+        return dict(yaml.load(handle, Loader=_TemplateLoader))  # noqa: S506 - SafeLoader subclass
+
+
+def table_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        logical_id: resource["Properties"]
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::DynamoDB::Table"
+    }
+
+
+def create_tables(client: Any, settings: Settings, template: dict[str, Any] | None = None) -> None:
+    """Create every table of the template that does not exist yet (idempotent)."""
+    existing = set(client.list_tables().get("TableNames", []))
+    for logical_id, props in table_definitions(template or load_template()).items():
+        name = getattr(settings, TABLES[logical_id])
+        if name in existing:
+            continue
+        kwargs: dict[str, Any] = {
+            "TableName": name,
+            "KeySchema": props["KeySchema"],
+            "AttributeDefinitions": props["AttributeDefinitions"],
+            "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+        }
+        if "GlobalSecondaryIndexes" in props:
+            kwargs["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+        client.create_table(**kwargs)
+        ttl = props.get("TimeToLiveSpecification")
+        if ttl and ttl.get("Enabled"):
+            client.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
+            )

@@ -1,0 +1,163 @@
+"""agent.loop_detect against its contract: outputs, every error code, no echoed values."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from loopsense import jsonio
+from loopsense.errors import LoopsenseError
+from loopsense.skills.loop_detect import run
+
+MARK = "SECRET-MARKER-7f3a"
+
+
+def ev(action, target=None, state=None, outcome=None):
+    event = {"action": action}
+    for name, value in (("target", target), ("stateFingerprint", state), ("outcome", outcome)):
+        if value is not None:
+            event[name] = value
+    return event
+
+
+SEARCH_CLICK = [ev("search", "box", "s1", "ok"), ev("click", "result", "s2", "ok")] * 3
+
+
+def error_of(raw) -> LoopsenseError:
+    with pytest.raises(LoopsenseError) as caught:
+        run(raw)
+    return caught.value
+
+
+def test_spec_example_exact():
+    assert jsonio.dumps(run({"events": SEARCH_CLICK})) == (
+        '{"loopDetected": true, "similarity": "EXACT", "window": 20, "repeatThreshold": 3, '
+        '"cycleLength": 2, "confidence": "MEDIUM", "eventIndices": [0, 1, 2, 3, 4, 5], '
+        '"spans": [{"start": 0, "end": 5, "cycleLength": 2, "repeats": 3}]}'
+    )
+
+
+def test_changing_state_is_not_an_exact_loop_but_is_an_action_target_loop():
+    events = [ev("scroll", "page", f"state-{i}") for i in range(6)]
+    assert run({"events": events}) == {
+        "loopDetected": False, "similarity": "EXACT", "window": 20, "repeatThreshold": 3,
+        "cycleLength": 0, "confidence": "NONE", "eventIndices": [], "spans": [],
+    }
+    found = run({"events": events, "similarity": "ACTION_TARGET"})
+    assert found["loopDetected"] is True
+    assert found["cycleLength"] == 1
+    assert found["spans"] == [{"start": 0, "end": 5, "cycleLength": 1, "repeats": 6}]
+    assert found["confidence"] == "HIGH"  # 6 >= 2 * 3
+
+
+def test_three_identical_actions():
+    out = run({"events": [{"action": "a"}] * 3})
+    assert out["cycleLength"] == 1
+    assert (out["spans"][0]["repeats"], out["eventIndices"]) == (3, [0, 1, 2])
+
+
+def test_null_means_absent_and_empty_string_is_a_value():
+    assert run({"events": [ev("a"), {"action": "a", "target": None}, ev("a")]})["loopDetected"]
+    assert not run({"events": [ev("a", ""), ev("a"), ev("a", "")]})["loopDetected"]
+
+
+def test_comparison_is_case_sensitive():
+    assert not run({"events": [ev("a"), ev("A"), ev("a")]})["loopDetected"]
+
+
+def test_confidence_boundary():
+    assert run({"events": [ev("a")] * 5})["confidence"] == "MEDIUM"  # 5 < 6
+    assert run({"events": [ev("a")] * 6})["confidence"] == "HIGH"  # 6 >= 6
+
+
+def test_parameters_applied_are_echoed_after_defaulting():
+    out = run({"events": SEARCH_CLICK, "window": 2, "repeatThreshold": 2,
+               "similarity": "ACTION_TARGET"})
+    assert (out["window"], out["repeatThreshold"], out["similarity"]) == (2, 2, "ACTION_TARGET")
+    assert list(out) == ["loopDetected", "similarity", "window", "repeatThreshold",
+                         "cycleLength", "confidence", "eventIndices", "spans"]
+
+
+def test_output_is_byte_identical_for_identical_input():
+    body = json.dumps({"events": SEARCH_CLICK * 50, "window": 7})
+    assert len({jsonio.dumps(run(jsonio.loads(body))) for _ in range(5)}) == 1
+
+
+def test_output_never_contains_submitted_strings():
+    events = [ev(MARK, MARK, MARK, MARK)] * 4
+    assert MARK not in jsonio.dumps(run({"events": events}))
+
+
+def deep_junk(depth: int):
+    value: object = MARK
+    for _ in range(depth):
+        value = {MARK: [value]}
+    return value
+
+
+BAD_INPUTS = {
+    "array instead of object": ([{"action": "a"}], "VALIDATION_ERROR", "input"),
+    "events missing": ({}, "VALIDATION_ERROR", "input.events"),
+    "events empty": ({"events": []}, "VALIDATION_ERROR", "input.events"),
+    "events not an array": ({"events": MARK}, "VALIDATION_ERROR", "input.events"),
+    "one event": ({"events": [ev("a")]}, "LOOP_EVENTS_INVALID", "input.events"),
+    "5,001 events": ({"events": [ev("a")] * 5001}, "LOOP_EVENT_LIMIT_EXCEEDED", "input.events"),
+    "10,002 events": ({"events": [ev("a")] * 10002}, "VALIDATION_ERROR", "input.events"),
+    "window 1": ({"events": SEARCH_CLICK, "window": 1}, "VALIDATION_ERROR", "input.window"),
+    "window 201": ({"events": SEARCH_CLICK, "window": 201}, "VALIDATION_ERROR", "input.window"),
+    "window string": ({"events": SEARCH_CLICK, "window": "20"}, "VALIDATION_ERROR",
+                      "input.window"),
+    "window float": ({"events": SEARCH_CLICK, "window": 20.0}, "VALIDATION_ERROR",
+                     "input.window"),
+    "window bool": ({"events": SEARCH_CLICK, "window": True}, "VALIDATION_ERROR",
+                    "input.window"),
+    "repeatThreshold 21": ({"events": SEARCH_CLICK, "repeatThreshold": 21}, "VALIDATION_ERROR",
+                           "input.repeatThreshold"),
+    "repeatThreshold 1": ({"events": SEARCH_CLICK, "repeatThreshold": 1}, "VALIDATION_ERROR",
+                          "input.repeatThreshold"),
+    "similarity lowercase": ({"events": SEARCH_CLICK, "similarity": "exact"},
+                             "LOOP_EVENTS_INVALID", "input.similarity"),
+    "similarity unknown": ({"events": SEARCH_CLICK, "similarity": "FUZZY"},
+                           "LOOP_EVENTS_INVALID", "input.similarity"),
+    "similarity not a string": ({"events": SEARCH_CLICK, "similarity": 5}, "VALIDATION_ERROR",
+                                "input.similarity"),
+    "event without action": ({"events": [ev("a"), {"target": MARK}]}, "VALIDATION_ERROR",
+                             "input.events.1.action"),
+    "action null": ({"events": [ev("a"), {"action": None}]}, "VALIDATION_ERROR",
+                    "input.events.1.action"),
+    "action 5": ({"events": [ev("a"), {"action": 5}]}, "VALIDATION_ERROR",
+                 "input.events.1.action"),
+    "target a number": ({"events": [ev("a"), {"action": "a", "target": 7}]}, "VALIDATION_ERROR",
+                        "input.events.1.target"),
+    "event not an object": ({"events": [ev("a"), MARK]}, "VALIDATION_ERROR", "input.events.1"),
+    "unknown top-level field": ({"events": SEARCH_CLICK, MARK: 1}, "VALIDATION_ERROR", "input"),
+    "unknown event field": ({"events": [ev("a"), {"action": "a", MARK: MARK}]},
+                            "VALIDATION_ERROR", "input.events.1"),
+    "deeply nested junk": ({"events": SEARCH_CLICK, "junk": deep_junk(400)}, "VALIDATION_ERROR",
+                           "input"),
+    "3 MB input": ({"events": [ev("a" * 3 * 1024 * 1024), ev("b")]},
+                   "LOOP_EVENT_LIMIT_EXCEEDED", "input"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_gets_its_code_names_the_field_and_echoes_nothing(name):
+    raw, code, path = BAD_INPUTS[name]
+    error = error_of(raw)
+    assert error.code == code
+    assert [d.path for d in error.details][0] == path
+    text = json.dumps([error.message, [d.as_dict() for d in error.details]])
+    assert MARK not in text
+    assert "a" * 100 not in text
+
+
+def test_error_details_name_the_limit():
+    error = error_of({"events": SEARCH_CLICK, "window": 201})
+    assert error.details[0].issue == "must be <= 200"
+    error = error_of({"events": [ev("a")] * 5001})
+    assert "5000" in error.details[0].issue
+
+
+def test_every_bad_event_is_listed_once_in_order():
+    error = error_of({"events": [ev("a"), {"action": 1}, {"action": None}, ev("b")]})
+    assert [d.path for d in error.details] == ["input.events.1.action", "input.events.2.action"]
