@@ -1,0 +1,102 @@
+"""Start `loopsense serve` as a subprocess on free ports and talk to it over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BIN = Path(sys.executable).parent
+DEV_KEY = "ls_local_development_key_0001"
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str
+    store_endpoint: str
+    output: list[str] = field(default_factory=list)  # every line the server printed
+
+    def request(self, body: Any, key: str | None = DEV_KEY, headers: dict[str, str] | None = None,
+                path: str = "/v1/execute", method: str = "POST", timeout: float = 30) -> Response:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        if key is not None:
+            all_headers["Authorization"] = f"Bearer {key}"
+        req = urllib.request.Request(self.url + path, data=data, headers=all_headers,
+                                     method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as answer:
+                return Response(answer.status, dict(answer.headers.items()), answer.read())
+        except urllib.error.HTTPError as error:
+            return Response(error.code, dict(error.headers.items()), error.read())
+
+    def execute(self, skill: str, input_: Any, **kwargs: Any) -> Response:
+        return self.request({"skillKey": skill, "input": input_}, **kwargs)
+
+    def operator(self, *args: str) -> Any:
+        """Run an operator command against this server's store; its stdout parsed as JSON."""
+        done = subprocess.run(
+            [str(BIN / "loopsense"), *args, "--dynamodb-endpoint", self.store_endpoint],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def stop(self) -> str:
+        """Ctrl-C the server; returns everything it printed."""
+        if self.process.poll() is None:
+            self.process.send_signal(2)  # SIGINT, as Ctrl-C
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        time.sleep(0.1)
+        return "".join(self.output)
+
+
+def start_server(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Server:
+    process = subprocess.Popen(
+        [str(BIN / "loopsense"), "serve", "--port", "0", "--store-port", "0", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, **(env or {})},
+    )
+    output: list[str] = []
+    ready = threading.Event()
+    found: dict[str, str] = {}
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            if "DynamoDB: " in line:
+                found["store"] = line.split("DynamoDB: ", 1)[1].strip()
+            if line.startswith("loopsense: ready "):
+                found["url"] = line.split("ready ", 1)[1].strip()
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    if not ready.wait(timeout) or "url" not in found:
+        process.kill()
+        raise RuntimeError("loopsense serve did not start:\n" + "".join(output))
+    return Server(process, found["url"], found.get("store", ""), output)
