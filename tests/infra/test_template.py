@@ -257,3 +257,47 @@ def test_layer_requirements_pin_numpy_below_2_3():
     assert not any(numpy[0].specifier.contains(v) for v in ("2.3.0", "2.3.5", "2.4.0")), (
         f"numpy{numpy[0].specifier} admits 2.3+, which sam build cannot resolve for python3.11"
     )
+
+
+def test_router_can_invoke_every_skill_by_name_and_nothing_else(template):
+    from loopsense.platform.invoke import function_env_name
+
+    router = template["Resources"]["ExecuteFunction"]["Properties"]
+    variables = router["Environment"]["Variables"]
+    statements = [s for p in router["Policies"] for s in p["Statement"]]
+    invokable = [r for s in statements if s["Action"] == "lambda:InvokeFunction"
+                 for r in s["Resource"]]
+    assert sorted(str(r) for r in invokable) == sorted(
+        str({"Fn::GetAtt": [s.function, "Arn"]}) for s in SKILLS)
+    for skill in SKILLS:
+        assert variables[function_env_name(skill)] == {"Ref": skill.function}
+
+
+def test_every_table_is_known_to_settings_and_passed_only_where_used(template):
+    from loopsense.settings import Settings
+    from loopsense.store.tables import TABLES
+
+    tables = _resources(template, "AWS::DynamoDB::Table")
+    assert set(tables) == set(TABLES)
+    for logical_id, field_name in TABLES.items():
+        assert field_name in Settings.model_fields
+        env_name = f"LOOPSENSE_{field_name.upper()}"
+        users = [name for name, fn in _functions(template).items()
+                 if env_name in _prop(template, fn, "Environment").get("Variables", {})]
+        assert users, f"no function is told the name of {logical_id}"
+        assert tables[logical_id]["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
+
+
+def test_counters_and_idempotency_records_expire_by_ttl(template):
+    tables = _resources(template, "AWS::DynamoDB::Table")
+    for logical_id in ("RateLimitsTable", "IdempotencyTable"):
+        assert tables[logical_id]["Properties"]["TimeToLiveSpecification"]["Enabled"] is True
+
+
+def test_the_api_routes_execute_through_the_authorizer(template):
+    api = template["Resources"]["Api"]["Properties"]
+    assert api["Auth"]["DefaultAuthorizer"] == "KeyAuthorizer"
+    assert api["Auth"]["Authorizers"]["KeyAuthorizer"]["Identity"]["ReauthorizeEvery"] == 0
+    events = template["Resources"]["ExecuteFunction"]["Properties"]["Events"]
+    assert events["Execute"]["Properties"]["Path"] == "/v1/execute"
+    assert "ApiUrl" in template["Outputs"]
