@@ -161,3 +161,14 @@ def test_error_details_name_the_limit():
 def test_every_bad_event_is_listed_once_in_order():
     error = error_of({"events": [ev("a"), {"action": 1}, {"action": None}, ev("b")]})
     assert [d.path for d in error.details] == ["input.events.1.action", "input.events.2.action"]
+
+
+def test_lone_surrogate_is_a_validation_error_not_a_crash():
+    error = error_of({"events": [{"action": "\ud800"}, {"action": "a"}]})
+    assert (error.code, error.details[0].issue) == (
+        "VALIDATION_ERROR", "contains a string that is not valid Unicode")
+
+
+def test_nesting_past_the_serializer_depth_is_a_validation_error():
+    error = error_of({"events": SEARCH_CLICK, "junk": deep_junk(3000)})
+    assert (error.code, error.details[0].issue) == ("VALIDATION_ERROR", "is nested too deeply")

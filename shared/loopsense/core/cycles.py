@@ -48,14 +48,16 @@ def find_cycle_ids(ids: np.ndarray, window: int, threshold: int) -> Span | None:
     max_len = min(window, n // threshold)
     if max_len < 1:
         return None
-    lengths = np.arange(1, max_len + 1)
+    # The smallest index type that holds n: less memory traffic, 20-40% faster (benchmarks/).
+    index = np.int16 if n <= np.iinfo(np.int16).max else np.int32
+    lengths = np.arange(1, max_len + 1, dtype=index)
     # Pad with values no real id takes (ids are >= 0) so comparisons past the end are false.
     padded = np.concatenate([ids, np.full(max_len, -1, dtype=ids.dtype)])
     shifted = np.lib.stride_tricks.sliding_window_view(padded[1:], max_len)[:n]
     eq = ids[:, None] == shifted  # eq[i, L-1]: trace[i] == trace[i+L]
     # run[i, L-1]: how many equalities in a row from i, i.e. (next false index) - i.
-    rows = np.arange(n, dtype=np.int32)[:, None]
-    next_false = np.where(eq, np.int32(n), rows)
+    rows = np.arange(n, dtype=index)[:, None]
+    next_false = np.where(eq, index(n), rows)
     next_false = np.minimum.accumulate(next_false[::-1], axis=0)[::-1]
     run = next_false - rows
     need = (threshold - 1) * lengths  # equalities required after a start

