@@ -15,11 +15,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pydantic
+from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopsense import jsonio
 from loopsense.errors import Detail, LoopsenseError, validation_error
-from loopsense.observability import logger
+from loopsense.observability import logger, metrics
 from loopsense.platform.auth import Identity, identity_from_context
 from loopsense.platform.catalog import find_skill
 from loopsense.platform.http import Request, error_response, json_response
@@ -95,6 +96,9 @@ class Platform:
             return error_response(LoopsenseError("INTERNAL_ERROR", "unexpected failure"),
                                   request.request_id)
         finally:
+            metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+            if code != "OK":
+                metrics.add_metric(name="RequestErrors", unit=MetricUnit.Count, value=1)
             logger.info("execute", extra={
                 "tenant": tenant, "skill": skill_key, "code": code,
                 "body_bytes": len(request.body), "request_id": request.request_id,
