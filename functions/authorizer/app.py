@@ -7,6 +7,7 @@ with, so that every error reaches the caller in the one envelope (see loopsense.
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from loopsense.observability import logger, tracer
 from loopsense.platform.auth import authorizer_context
 from loopsense.platform.runtime import accounts

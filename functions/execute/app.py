@@ -3,6 +3,7 @@
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from loopsense.observability import logger, metrics, tracer
 from loopsense.platform.http import request_from_event
 from loopsense.platform.runtime import platform

@@ -7,6 +7,7 @@ Returns {"output": {...}} or the error envelope.
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from loopsense.observability import logger, metrics, tracer
 from loopsense.platform.catalog import CATALOG
 from loopsense.platform.skill_call import call_skill

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 from cfnlint.decode import cfn_yaml
-from loopsense.platform.catalog import SKILLS
 from packaging.requirements import Requirement
 from packaging.version import Version
+
+from loopsense.platform.catalog import SKILLS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO_ROOT / "template.yaml"

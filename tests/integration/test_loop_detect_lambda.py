@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import pytest
+
 from loopsense.observability import logger as ls_logger
 
 # spec/loop_detect.md, "Examples": the search/click cycle repeated three times.

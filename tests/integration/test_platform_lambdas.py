@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from moto import mock_aws
+
 from loopsense.platform import runtime
 from loopsense.settings import settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client
 from loopsense.store.tables import create_tables
-from moto import mock_aws
 
 DEV_KEY = "ls_local_development_key_0001"
 

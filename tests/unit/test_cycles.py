@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from loopsense.core.cycles import find_cycle
 
+from loopsense.core.cycles import find_cycle
 from tests.naive_cycles import naive_find_cycle
 
 

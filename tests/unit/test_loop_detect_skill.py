@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError
 from loopsense.skills.loop_detect import run

@@ -6,11 +6,11 @@ are VALIDATION_ERROR); the run-time limits below get the skill's own codes.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, with_config
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from loopsense.core.cycles import find_cycle
 from loopsense.errors import validation_error
