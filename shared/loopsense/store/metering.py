@@ -29,6 +29,8 @@ class Metering:
 
     def admit(self, tenant_id: str, epoch_second: int, limit: int) -> bool:
         """Count one request in this second; False (nothing counted) once ``limit`` is reached."""
+        if limit <= 0:  # a plan with 0 requests/second admits nothing (not one per second)
+            return False
         try:
             self.db.call(
                 "update_item", TableName=self.s.rate_limits_table,
