@@ -41,12 +41,12 @@ def cmd_execute(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve POST /v1/execute on localhost with the same handlers and an embedded DynamoDB."""
-    from loopsense.local.serve import ServeOptions, serve
+    from loopsense.local.serve import DEV_API_KEY, ServeOptions, serve
 
     return serve(ServeOptions(host=args.host, port=args.port, store_port=args.store_port,
                               dynamodb_endpoint=args.dynamodb_endpoint,
-                              dev_api_key=args.dev_api_key, dev_plan=args.dev_plan,
-                              test_skills=args.test_skills))
+                              dev_api_key=args.dev_api_key or DEV_API_KEY,
+                              dev_plan=args.dev_plan, test_skills=args.test_skills))
 
 
 def _store(args: argparse.Namespace) -> tuple[Any, Any]:

@@ -76,8 +76,7 @@ class EmbeddedDynamoDB:
     @property
     def endpoint(self) -> str:
         assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self._host}:{self._server.server_port}"
 
     def start(self) -> EmbeddedDynamoDB:
         for name in _ENDPOINT_VARS:

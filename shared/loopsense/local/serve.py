@@ -21,7 +21,7 @@ class ServeOptions:
     port: int = 3000
     store_port: int = 8000
     dynamodb_endpoint: str | None = None
-    dev_api_key: str | None = None  # None: DEV_API_KEY
+    dev_api_key: str = DEV_API_KEY
     dev_plan: str = "team"
     test_skills: bool = False
 
@@ -75,7 +75,6 @@ def _banner(options: ServeOptions, url: str, store_endpoint: str) -> str:
 
 
 def serve(options: ServeOptions) -> int:
-    options.dev_api_key = options.dev_api_key or DEV_API_KEY
     embedded: Any = None
     store_endpoint = options.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT")
     if store_endpoint is None:
@@ -92,8 +91,7 @@ def serve(options: ServeOptions) -> int:
     from loopsense.local.gateway import Gateway, make_http_server
 
     server = make_http_server(Gateway(), options.host, options.port)
-    host, port = server.server_address[:2]
-    url = f"http://{host}:{port}"
+    url = f"http://{options.host}:{server.server_port}"
     print(_banner(options, url, store_endpoint or embedded.endpoint), flush=True)
     print(f"loopsense: ready {url}", flush=True)
 

@@ -63,7 +63,7 @@ class Idempotency:
             payload_validation_jmespath="body",
             expires_after_seconds=REPLAY_WINDOW_S,
         )
-        config.register_lambda_context(_Deadline(IN_PROGRESS_EXPIRY_MS))
+        config.register_lambda_context(_Deadline(IN_PROGRESS_EXPIRY_MS))  # type: ignore[arg-type]
 
         @idempotent_function(data_keyword_argument="request", config=config,
                              persistence_store=self._persistence)

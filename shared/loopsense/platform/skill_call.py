@@ -27,8 +27,8 @@ def call_skill(skill: Skill, raw_input: Any, request_id: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - any crash is answered, never propagated
         code = "INTERNAL_ERROR"
         logger.error("skill crashed", extra={"skill": skill.key, "exception": type(exc).__name__})
-        error = LoopsenseError("INTERNAL_ERROR", "the skill failed unexpectedly")
-        result = error_envelope(error, request_id)
+        crash = LoopsenseError("INTERNAL_ERROR", "the skill failed unexpectedly")
+        result = error_envelope(crash, request_id)
     duration_ms = (time.perf_counter() - started) * 1000
     events = raw_input.get("events") if isinstance(raw_input, dict) else None
     logger.info(

@@ -93,24 +93,22 @@ def _keys(parsed: LoopDetectInput) -> list[tuple[str | None, ...]]:
 
 def detect(parsed: LoopDetectInput) -> LoopDetectOutput:
     span = find_cycle(_keys(parsed), parsed.window, parsed.repeatThreshold)
-    common = {
-        "similarity": parsed.similarity,
-        "window": parsed.window,
-        "repeatThreshold": parsed.repeatThreshold,
-    }
-    if span is None:
-        return LoopDetectOutput(loopDetected=False, cycleLength=0, confidence="NONE",
-                                eventIndices=[], spans=[], **common)
-    high = span.repeats >= 2 * parsed.repeatThreshold
-    return LoopDetectOutput(
-        loopDetected=True,
-        cycleLength=span.cycle_length,
-        confidence="HIGH" if high else "MEDIUM",
-        eventIndices=list(range(span.start, span.end + 1)),
-        spans=[SpanOut(start=span.start, end=span.end, cycleLength=span.cycle_length,
-                       repeats=span.repeats)],
-        **common,
+    applied = LoopDetectOutput(
+        loopDetected=False, similarity=parsed.similarity,  # type: ignore[arg-type]  # checked
+        window=parsed.window, repeatThreshold=parsed.repeatThreshold,
+        cycleLength=0, confidence="NONE", eventIndices=[], spans=[],
     )
+    if span is None:
+        return applied
+    high = span.repeats >= 2 * parsed.repeatThreshold
+    return applied.model_copy(update={
+        "loopDetected": True,
+        "cycleLength": span.cycle_length,
+        "confidence": "HIGH" if high else "MEDIUM",
+        "eventIndices": list(range(span.start, span.end + 1)),
+        "spans": [SpanOut(start=span.start, end=span.end, cycleLength=span.cycle_length,
+                          repeats=span.repeats)],
+    })
 
 
 def run(raw: Any) -> dict[str, Any]:
