@@ -41,11 +41,11 @@ for path in (ROOT, ROOT / "shared"):  # tests.naive_cycles, and loopsense withou
 
 import numpy as np  # noqa: E402
 import pydantic  # noqa: E402
+
 from loopsense import jsonio  # noqa: E402
 from loopsense.core.cycles import find_cycle  # noqa: E402
 from loopsense.skills import loop_detect  # noqa: E402
 from loopsense.skills.limits import input_size  # noqa: E402
-
 from tests.naive_cycles import naive_find_cycle  # noqa: E402
 
 N_EVENTS = 5_000
