@@ -17,7 +17,7 @@ SLEEP = Skill(key="test.sleep", version="1.0.0", cost=1,
               module=__name__, timeout_ms=300)
 
 
-def run(raw: Any) -> dict[str, Any]:
+def run(raw: Any, tenant_thresholds: Any = None) -> dict[str, Any]:
     ms = raw.get("ms") if isinstance(raw, dict) else None
     if not isinstance(ms, int) or isinstance(ms, bool) or not 0 <= ms <= 5_000:
         raise validation_error("input.ms", "must be an integer from 0 to 5000")

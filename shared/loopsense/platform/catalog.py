@@ -5,7 +5,7 @@ test and the docs. Skill modules are imported only when a skill runs (numpy cost
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +21,10 @@ class Skill:
     cost: int  # credits per successful call
     plans: frozenset[str]
     function: str  # the function's logical id in template.yaml
-    module: str  # loopsense.skills.<name>, with run(input) -> output
+    module: str  # loopsense.skills.<name>, with run(input, tenant_thresholds) -> output
     timeout_ms: int = 10_000
 
-    def runner(self) -> Callable[[Any], dict[str, Any]]:
+    def runner(self) -> Callable[[Any, Mapping[str, Any] | None], dict[str, Any]]:
         return importlib.import_module(self.module).run  # type: ignore[no-any-return]
 
 

@@ -7,6 +7,7 @@ crash becomes INTERNAL_ERROR. Logs and metrics carry sizes, codes and durations 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -16,11 +17,12 @@ from loopsense.observability import logger, metrics
 from loopsense.platform.catalog import Skill
 
 
-def call_skill(skill: Skill, raw_input: Any, request_id: str) -> dict[str, Any]:
+def call_skill(skill: Skill, raw_input: Any, request_id: str,
+               tenant_thresholds: Mapping[str, Any] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     code = "OK"
     try:
-        result: dict[str, Any] = {"output": skill.runner()(raw_input)}
+        result: dict[str, Any] = {"output": skill.runner()(raw_input, tenant_thresholds)}
     except LoopsenseError as error:
         code = error.code
         result = error_envelope(error, request_id)

@@ -6,6 +6,7 @@ are VALIDATION_ERROR); the run-time limits below get the skill's own codes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, NotRequired
 
 import pydantic
@@ -111,6 +112,10 @@ def detect(parsed: LoopDetectInput) -> LoopDetectOutput:
     })
 
 
-def run(raw: Any) -> dict[str, Any]:
-    """Validate ``input`` and search it; raises LoopsenseError on bad input."""
+def run(raw: Any, tenant_thresholds: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Validate ``input`` and search it; raises LoopsenseError on bad input.
+
+    loop_detect's parameters are per call only; ``tenant_thresholds`` is the skills' uniform
+    signature (skills/thresholds.py).
+    """
     return detect(parse(raw)).model_dump()

@@ -1,0 +1,43 @@
+"""The one threshold rule: per call > tenant > default, bounds checked wherever a value comes from."""
+
+from __future__ import annotations
+
+import pytest
+
+from loopsense.errors import LoopsenseError
+from loopsense.skills.thresholds import THRESHOLDS, effective
+
+
+def test_default_when_nobody_sets_it():
+    assert effective("revisit_threshold", None) == 3
+    assert effective("similar_call_distance_threshold", {}, {}) == 0.20
+
+
+def test_per_call_beats_tenant_beats_default():
+    assert effective("revisit_threshold", None, {"revisit_threshold": 5}) == 5
+    assert effective("revisit_threshold", {"revisit_threshold": 4}, {"revisit_threshold": 5}) == 4
+
+
+@pytest.mark.parametrize("name", sorted(THRESHOLDS))
+def test_bounds_are_inclusive_and_one_step_outside_is_refused(name):
+    spec = THRESHOLDS[name]
+    step = 0.01 if spec.kind is float else 1
+    for inside in (spec.low, spec.high):
+        assert effective(name, {name: inside}) == inside
+    for outside in (spec.low - step, spec.high + step):
+        with pytest.raises(LoopsenseError) as caught:
+            effective(name, {name: outside})
+        assert caught.value.details[0].path == f"input.thresholds.{name}"
+        assert str(spec.low) in caught.value.details[0].issue
+
+
+@pytest.mark.parametrize("bad", ["3", True, None, 3.5, [3]])
+def test_wrong_types_are_refused_for_integer_thresholds(bad):
+    with pytest.raises(LoopsenseError):
+        effective("revisit_threshold", {"revisit_threshold": bad})
+
+
+def test_a_bad_tenant_value_is_refused_too():
+    with pytest.raises(LoopsenseError) as caught:
+        effective("revisit_threshold", None, {"revisit_threshold": 1})
+    assert caught.value.details[0].path == "tenant.revisit_threshold"
