@@ -1,14 +1,16 @@
 """The local API Gateway: HTTP on localhost in front of the same Lambda handlers, in-process.
 
-Each request becomes the HTTP API (payload 2.0) events AWS would send: first to the authorizer's
-handler, then, with its context, to the router's. The handlers are the files in functions/,
-loaded as Lambda loads them.
+The routes are template.yaml's own: every HttpApi event of a function (method, path with
+{params}) maps to that function's CodeUri. Each request becomes the HTTP API (payload 2.0)
+events AWS would send: first to the authorizer's handler, then, with its context, to the
+route's handler. The handlers are the files in functions/, loaded as Lambda loads them.
 """
 
 from __future__ import annotations
 
 import base64
 import importlib.util
+import re
 import uuid
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -21,13 +23,41 @@ from loopsense import jsonio
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.http import error_response
 from loopsense.platform.pipeline import MAX_BODY_BYTES
+from loopsense.store.tables import load_template
 
-FUNCTIONS_DIR = Path(__file__).resolve().parents[3] / "functions"
-ROUTES = {("POST", "/v1/execute"): "execute"}
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
-def load_handler(name: str) -> Any:
-    path = FUNCTIONS_DIR / name / "app.py"
+@dataclass(frozen=True)
+class Route:
+    method: str
+    pattern: re.Pattern[str]
+    route_key: str  # "GET /v1/playbooks/{name}", as API Gateway names it
+    code_dir: str  # the function's CodeUri, e.g. "functions/execute/"
+
+    def match(self, method: str, path: str) -> dict[str, str] | None:
+        found = self.pattern.fullmatch(path) if method == self.method else None
+        return found.groupdict() if found else None
+
+
+def template_routes(template: dict[str, Any]) -> list[Route]:
+    routes = []
+    for resource in template["Resources"].values():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        props = resource["Properties"]
+        for event in (props.get("Events") or {}).values():
+            if event["Type"] != "HttpApi":
+                continue
+            method, path = event["Properties"]["Method"].upper(), event["Properties"]["Path"]
+            pattern = re.compile(re.sub(r"\\{(\w+)\\}", r"(?P<\1>[^/]+)", re.escape(path)))
+            routes.append(Route(method, pattern, f"{method} {path}", props["CodeUri"]))
+    return sorted(routes, key=lambda r: r.route_key)
+
+
+def load_handler(code_dir: str) -> Any:
+    name = Path(code_dir).name
+    path = REPO_ROOT / code_dir / "app.py"
     spec = importlib.util.spec_from_file_location(f"loopsense_local_{name}_app", path)
     assert spec is not None and spec.loader is not None, path
     module: ModuleType = importlib.util.module_from_spec(spec)
@@ -51,21 +81,25 @@ class LocalContext:
 
 class Gateway:
     def __init__(self) -> None:
-        self.authorizer = load_handler("authorizer")
-        self.routes = {route: load_handler(name) for route, name in ROUTES.items()}
+        self.routes = template_routes(load_template())
+        self.authorizer = load_handler("functions/authorizer/")
+        self.handlers = {r.code_dir: load_handler(r.code_dir) for r in self.routes}
 
     def handle(self, method: str, path: str, headers: dict[str, str],
                body: bytes) -> dict[str, Any]:
         request_id = str(uuid.uuid4())
-        handler = self.routes.get((method, path))
-        if handler is None:
-            error = LoopsenseError("ROUTE_NOT_FOUND", "no such route")
-            return error_response(error, request_id)
+        for route in self.routes:
+            params = route.match(method, path)
+            if params is not None:
+                break
+        else:
+            return error_response(LoopsenseError("ROUTE_NOT_FOUND", "no such route"),
+                                  request_id)
         headers = {k.lower(): v for k, v in headers.items()}
         context = {"requestId": request_id, "http": {"method": method, "path": path},
-                   "routeKey": f"{method} {path}"}
+                   "routeKey": route.route_key}
         authorized = self.authorizer(
-            {"version": "2.0", "type": "REQUEST", "routeKey": f"{method} {path}",
+            {"version": "2.0", "type": "REQUEST", "routeKey": route.route_key,
              "rawPath": path, "headers": headers, "requestContext": context},
             LocalContext("authorizer", request_id),
         )
@@ -73,11 +107,13 @@ class Gateway:
             text, encoded = body.decode("utf-8"), False
         except UnicodeDecodeError:
             text, encoded = base64.b64encode(body).decode(), True
-        event = {"version": "2.0", "routeKey": f"{method} {path}", "rawPath": path,
-                 "headers": headers, "body": text, "isBase64Encoded": encoded,
+        event = {"version": "2.0", "routeKey": route.route_key, "rawPath": path,
+                 "rawQueryString": "", "headers": headers, "pathParameters": params,
+                 "body": text, "isBase64Encoded": encoded,
                  "requestContext": {**context,
                                     "authorizer": {"lambda": authorized.get("context", {})}}}
-        return handler(event, LocalContext(ROUTES[(method, path)], request_id))  # type: ignore[no-any-return]
+        handler = self.handlers[route.code_dir]
+        return handler(event, LocalContext(Path(route.code_dir).name, request_id))  # type: ignore[no-any-return]
 
 
 def make_http_server(gateway: Gateway, host: str, port: int) -> ThreadingHTTPServer:
