@@ -22,7 +22,7 @@ from loopsense import jsonio
 from loopsense.errors import Detail, LoopsenseError, validation_error
 from loopsense.observability import logger, metrics
 from loopsense.platform.auth import Identity, identity_from_context
-from loopsense.platform.catalog import find_skill
+from loopsense.platform.catalog import CATALOG, find_skill
 from loopsense.platform.http import Request, error_response, json_response
 from loopsense.platform.idempotency import KEY_HEADER, Idempotency, check_key
 from loopsense.platform.invoke import Invoker
@@ -76,7 +76,8 @@ class Platform:
             identity = identity_from_context(request.authorizer)
             tenant = identity.tenant_id
             envelope = parse_envelope(request.body)
-            skill_key = envelope.skillKey
+            # Logged only when it names a skill: an unknown skillKey is caller content.
+            skill_key = envelope.skillKey if envelope.skillKey in CATALOG else None
             key = check_key(request.header(KEY_HEADER))
             if key is None:
                 return self._run(identity, envelope, request, str(uuid.uuid4()), started)
