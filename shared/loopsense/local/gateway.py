@@ -146,6 +146,10 @@ def make_http_server(gateway: Gateway, host: str, port: int) -> ThreadingHTTPSer
 
         do_POST = do_GET = do_PUT = do_DELETE = _serve
 
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        # socketserver's default listen backlog is 5: a burst of concurrent clients beyond it
+        # has its connections reset (ECONNRESET) before any handler thread sees them.
+        request_queue_size = 128
+
+    return Server((host, port), Handler)
