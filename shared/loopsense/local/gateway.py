@@ -119,6 +119,9 @@ class Gateway:
 def make_http_server(gateway: Gateway, host: str, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in separate writes; with Nagle's algorithm on, a kept-alive
+        # client's delayed ACK stalls each response by ~40 ms.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
             pass  # one metadata log line per request comes from the router instead

@@ -1,0 +1,209 @@
+"""Benchmark for the execute platform: what `loopsense serve` adds on top of the skill itself.
+
+Run from the repository root:
+
+    .venv/bin/python benchmarks/bench_platform.py           # full run (about a minute)
+    .venv/bin/python benchmarks/bench_platform.py --quick   # smoke run (do not quote)
+
+It starts `loopsense serve` (embedded DynamoDB, enterprise plan so no limit interferes) on free
+ports and measures, over real HTTP with a kept-alive connection:
+
+1. a 6-event agent.loop_detect call and a 5,000-event one: median and p95 latency, next to the
+   skill's own in-process time on the same input (`jsonio.loads` + `call_skill`), timed
+   interleaved in this process; the difference is the platform's overhead;
+2. sustained requests per second of small calls from 4 concurrent clients (threads, one
+   connection each), for a fixed number of requests;
+3. the embedded store's cost per call kind (get, conditional update, transaction), which is
+   most of the overhead: the pipeline makes 6 store calls per request (key, tenant, plan,
+   rate counter, quota read, charge).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+KEY = "ls_local_development_key_0001"
+
+
+def events(n: int, seed: int) -> list[dict[str, str]]:
+    rng = random.Random(seed)
+    return [{"action": f"tool_{rng.randrange(3000)}", "target": f"/items/{rng.randrange(10**6)}",
+             "stateFingerprint": f"sha256:{rng.getrandbits(64):016x}", "outcome": "ok"}
+            for _ in range(n)]
+
+
+def body_for(n: int) -> bytes:
+    payload = {"skillKey": "agent.loop_detect", "input": {"events": events(n, seed=n)}}
+    return json.dumps(payload).encode()
+
+
+def start_server() -> tuple[subprocess.Popen[str], str, int]:
+    process = subprocess.Popen(
+        [str(BIN / "loopsense"), "serve", "--port", "0", "--store-port", "0",
+         "--dev-plan", "enterprise"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("loopsense: ready "):
+            url = line.split()[-1]
+            host, port = url.removeprefix("http://").split(":")
+            threading.Thread(target=lambda: [None for _ in process.stdout or []],
+                             daemon=True).start()  # keep draining its output
+            return process, host, int(port)
+    raise RuntimeError("loopsense serve did not start")
+
+
+class Client:
+    def __init__(self, host: str, port: int) -> None:
+        self.conn = http.client.HTTPConnection(host, port, timeout=60)
+
+    def post(self, body: bytes) -> float:
+        started = time.perf_counter()
+        self.conn.request("POST", "/v1/execute", body=body, headers={
+            "Authorization": f"Bearer {KEY}", "Content-Type": "application/json"})
+        answer = self.conn.getresponse()
+        answer.read()
+        elapsed = time.perf_counter() - started
+        if answer.status != 200:
+            raise RuntimeError(f"HTTP {answer.status}")
+        return elapsed
+
+
+def in_process(body: bytes) -> float:
+    from loopsense import jsonio
+    from loopsense.platform.catalog import find_skill
+    from loopsense.platform.skill_call import call_skill
+
+    started = time.perf_counter()
+    envelope = jsonio.loads(body)
+    call_skill(find_skill(envelope["skillKey"]), envelope["input"], "bench")
+    return time.perf_counter() - started
+
+
+def stats(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered) * 1000, ordered[int(0.95 * (len(ordered) - 1))] * 1000
+
+
+def latency(client: Client, body: bytes, rounds: int) -> tuple[list[float], list[float]]:
+    http_times, local_times = [], []
+    for _ in range(3):  # warm-up both sides
+        client.post(body)
+        in_process(body)
+    for _ in range(rounds):
+        http_times.append(client.post(body))
+        local_times.append(in_process(body))
+    return http_times, local_times
+
+
+def throughput(host: str, port: int, body: bytes, clients: int, per_client: int) -> float:
+    barrier = threading.Barrier(clients + 1)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        client = Client(host, port)
+        barrier.wait()
+        try:
+            for _ in range(per_client):
+                client.post(body)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if errors:
+        raise RuntimeError(f"{len(errors)} clients failed: {errors[0]!r}")
+    return clients * per_client / elapsed
+
+
+def store_costs(rounds: int) -> dict[str, float]:
+    """Median ms of each kind of store call the pipeline makes, on the embedded store."""
+    from loopsense.local.embedded import EmbeddedDynamoDB
+    from loopsense.settings import Settings
+    from loopsense.store.dynamo import Dynamo, make_client
+    from loopsense.store.metering import Metering, UsageRecord
+    from loopsense.store.tables import create_tables
+
+    embedded = EmbeddedDynamoDB(port=0).start()
+    try:
+        config = Settings()
+        client = make_client(config)
+        create_tables(client, config)
+        db = Dynamo(client)
+        metering = Metering(db, config)
+        kinds: dict[str, list[float]] = {"get_item": [], "conditional update": [],
+                                         "charge transaction": []}
+        for i in range(rounds):
+            started = time.perf_counter()
+            metering.used("t", "2026-11")
+            kinds["get_item"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            metering.admit("t", i, 10**6)
+            kinds["conditional update"].append(time.perf_counter() - started)
+            record = UsageRecord(f"e{i}", "agent.loop_detect", "1.0.0", 1, "x", 1, "ok")
+            started = time.perf_counter()
+            metering.charge("t", "2026-11", 10**9, record)
+            kinds["charge transaction"].append(time.perf_counter() - started)
+        return {k: statistics.median(v) * 1000 for k, v in kinds.items()}
+    finally:
+        embedded.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    rounds = 15 if args.quick else 100
+    per_client = 25 if args.quick else 150
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "1")
+    import loopsense.observability as observability
+
+    observability.logger.setLevel("WARNING")
+
+    process, host, port = start_server()
+    try:
+        client = Client(host, port)
+        small, large = body_for(6), body_for(5_000)
+        print(f"loopsense serve on {host}:{port}; Python {sys.version.split()[0]}, "
+              f"{os.cpu_count()} CPUs; {rounds} rounds a case")
+        print(f"{'case':<34}{'median ms':>11}{'p95 ms':>10}{'in-process':>12}"
+              f"{'overhead':>10}{'ratio':>8}")
+        for name, body in (("6 events", small), ("5,000 events", large)):
+            over_http, local = latency(client, body, rounds)
+            (h_med, h_p95), (l_med, _) = stats(over_http), stats(local)
+            print(f"{'loop_detect ' + name + ' over HTTP':<34}{h_med:>11.2f}{h_p95:>10.2f}"
+                  f"{l_med:>12.2f}{h_med - l_med:>10.2f}{h_med / l_med:>7.1f}x")
+        rps = throughput(host, port, small, clients=4, per_client=per_client)
+        single = 1000 / stats(latency(client, small, rounds)[0])[0]
+        print(f"sustained small calls, 4 clients: {rps:.0f} requests/s "
+              f"(one client back to back: {single:.0f}/s)")
+    finally:
+        process.send_signal(2)
+        process.wait(timeout=15)
+    print("embedded store, median ms per call:",
+          ", ".join(f"{k} {v:.2f}" for k, v in store_costs(rounds).items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
