@@ -79,7 +79,5 @@ class Idempotency:
         except IdempotencyValidationError:
             raise LoopsenseError("IDEMPOTENCY_KEY_REUSED",
                                  "this Idempotency-Key was used with a different body") from None
-        except IdempotencyPersistenceLayerError as exc:
-            if isinstance(exc.__cause__, LoopsenseError):
-                raise exc.__cause__ from None
+        except IdempotencyPersistenceLayerError:
             raise unavailable() from None
