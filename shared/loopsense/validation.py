@@ -44,7 +44,8 @@ def _path(prefix: str, loc: Iterable[Any], error_type: str) -> str:
     if error_type == "extra_forbidden":
         # The last element is the caller's unknown key: name the object, not the key.
         parts = parts[:-1]
-    return ".".join([prefix, *parts]) if prefix else ".".join(parts)
+    # No prefix: the envelope, whose own errors (not an object, unknown field) name the body.
+    return ".".join([prefix, *parts]) if prefix else ".".join(parts) or "body"
 
 
 def _issue(error: Any) -> str:
