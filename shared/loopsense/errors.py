@@ -37,6 +37,10 @@ ERRORS: dict[str, ErrorKind] = {
     "LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
         429, False, "window the trace (send at most 5,000 events)"
     ),
+    # agent.semantic_loop
+    "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
+        429, False, "send at most 5,000 events and 2 MiB per call (drop other event types first)"
+    ),
 }
 
 # Seconds a client should wait before retrying, where the error does not compute its own.

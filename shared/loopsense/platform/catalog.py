@@ -37,6 +37,14 @@ SKILLS: tuple[Skill, ...] = (
         function="LoopDetectFunction",
         module="loopsense.skills.loop_detect",
     ),
+    Skill(
+        key="agent.semantic_loop",
+        version="1.0.0",
+        cost=1,
+        plans=ALL_PLANS,
+        function="SemanticLoopFunction",
+        module="loopsense.skills.semantic_loop",
+    ),
 )
 
 CATALOG: dict[str, Skill] = {s.key: s for s in SKILLS}

@@ -1,0 +1,301 @@
+"""The canonical form of a JSON value and its SHA-256 (spec/semantic_loop.md, "Canonical form").
+
+Byte for byte, applied recursively:
+
+1. Object keys: NFC, lowercased, not trimmed; entries sorted by the lowered key (code point);
+   keys that collide after lowering all stay, ordered by their canonical value's bytes.
+2. Strings: NFC, trimmed of exactly the Unicode White_Space characters (``WHITE_SPACE``),
+   lowercased.
+3. Integers: their exact digits (``-0`` is ``0``).
+4. Floats: rounded half away from zero to 2 decimals on the shortest round-trip decimal form
+   (``repr``), no exponent, no trailing zeros, no decimal point when integral, zero as ``0``.
+5. true, false, null as themselves; arrays keep their order.
+6. Compact JSON, non-ASCII as itself; only ``"``, ``\\`` and U+0000..U+001F are escaped
+   (``\\b \\f \\n \\r \\t`` short, the others ``\\u00xx`` in lowercase hex).
+
+Values are what ``json.loads`` gives: dict, list, str, int (exact, any size), float, bool, None.
+
+Two implementations, one answer: ``_reference`` writes the text itself and is the definition;
+``_normalize`` rewrites the value into one that ``json.dumps(sort_keys=True)`` (C) serializes to
+the same bytes, which is several times faster. The fast path hands over to the reference when
+it meets what ``json.dumps`` cannot write (keys that collide after lowering, a rounded float
+whose ``repr`` would differ from its decimal form); tests check the two agree.
+
+Pure: no I/O, nothing of the project. Errors are ``CanonicalError`` (a ``ValueError``) whose
+``issue`` names the limit, never the offending value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import unicodedata
+from collections.abc import Collection
+from decimal import ROUND_HALF_UP, Context, Decimal
+from typing import Any
+
+MAX_DEPTH = 64  # nested objects/arrays; the 65th level is refused
+MAX_KEY_LENGTH = 1_024  # characters of an object key, as sent
+
+# Unicode White_Space (PropList.txt): what rule 2 trims, and nothing else. Not str.strip()'s
+# default set (it adds U+001C..U+001F), not JavaScript's trim() (it adds U+FEFF).
+WHITE_SPACE = (
+    "\u0009\u000a\u000b\u000c\u000d\u0020\u0085\u00a0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+_HUNDREDTH = Decimal("0.01")
+# Enough digits for any double written out in full at 2 decimals (1.8e308 -> 309 + 2 digits).
+_DECIMAL = Context(prec=400, rounding=ROUND_HALF_UP, Emax=999_999, Emin=-999_999)
+
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(0x20)}
+_ESCAPES.update({0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t",
+                 0x22: '\\"', 0x5C: "\\\\"})
+
+_ASCII_SPACE = "\t\n\x0b\x0c\r "  # WHITE_SPACE within ASCII: enough for an ASCII string
+
+_KEY_CACHE_SIZE = 4_096
+# key as sent -> canonical key, for keys within MAX_KEY_LENGTH: keys repeat across checkpoints
+_key_cache: dict[str, str] = {}
+
+
+class CanonicalError(ValueError):
+    """The value has no canonical form. ``issue`` is safe to show: it never quotes the value."""
+
+    def __init__(self, issue: str) -> None:
+        super().__init__(issue)
+        self.issue = issue
+
+
+class _UseReference(Exception):  # noqa: N818 - control flow, never escapes this module
+    """The fast path met something json.dumps cannot write; the reference writes it."""
+
+
+def canonical_string(value: str) -> str:
+    """Rule 2: NFC, trimmed of White_Space, lowercased."""
+    if not value.isascii():  # ASCII is always NFC
+        value = unicodedata.normalize("NFC", value)
+    return value.strip(WHITE_SPACE).lower()
+
+
+def canonical_key(key: str) -> str:
+    """Rule 1: NFC, lowercased, not trimmed."""
+    found = _key_cache.get(key)
+    if found is None:
+        found = (key if key.isascii() else unicodedata.normalize("NFC", key)).lower()
+        if len(key) <= MAX_KEY_LENGTH:
+            if len(_key_cache) >= _KEY_CACHE_SIZE:
+                _key_cache.clear()
+            _key_cache[key] = found
+    return found
+
+
+def canonical_float(value: float) -> str:
+    """Rule 4 as text: ``2.675`` -> ``2.68``, ``5.0`` -> ``5``, ``-0.001`` -> ``0``, ``1e21``
+    -> ``1000000000000000000000``."""
+    if not math.isfinite(value):
+        raise CanonicalError("contains a number that is not finite")
+    rounded = Decimal(repr(value)).quantize(_HUNDREDTH, context=_DECIMAL)
+    if not rounded:
+        return "0"
+    text = f"{rounded:f}"  # always two decimals after quantize
+    return text.rstrip("0").rstrip(".")
+
+
+def quote(text: str) -> str:
+    """Rule 6: a JSON string with only ``"``, ``\\`` and U+0000..U+001F escaped."""
+    return '"' + text.translate(_ESCAPES) + '"'
+
+
+# ---- the reference: the rules, written out ---------------------------------------------------
+
+
+def _reference(value: Any, ignore: Collection[str], depth: int) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return quote(canonical_string(value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return canonical_float(value)
+    if isinstance(value, dict | list):
+        if depth >= MAX_DEPTH:
+            raise CanonicalError(f"is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, list):
+            return "[" + ",".join(_reference(v, ignore, depth + 1) for v in value) + "]"
+        entries = []
+        for key, item in value.items():
+            _check_key(key)
+            lowered = canonical_key(key)
+            if lowered not in ignore:
+                entries.append((lowered, _reference(item, ignore, depth + 1)))
+        # By key, then (only for keys that collided) by the value's text: code point order is
+        # UTF-8 byte order.
+        entries.sort()
+        return "{" + ",".join(quote(k) + ":" + v for k, v in entries) + "}"
+    raise CanonicalError("contains a value that is not JSON")
+
+
+def _check_key(key: Any) -> None:
+    if not isinstance(key, str):
+        raise CanonicalError("contains a key that is not a string")
+    if len(key) > MAX_KEY_LENGTH:
+        raise CanonicalError(f"contains a key longer than {MAX_KEY_LENGTH} characters")
+
+
+# ---- the fast path: normalize, then json.dumps in C -----------------------------------------
+
+
+def _fast_float(value: float) -> float | int:
+    """A float or int that json.dumps writes as rule 4's text, else _UseReference.
+
+    Rounds on the digits of ``repr`` (the shortest round-trip form) with integer arithmetic:
+    ``hundredths`` is the magnitude in units of 0.01, truncated, plus one when the third
+    decimal is 5 or more (half away from zero, on the decimal form). ``hundredths / 100`` is
+    then the double nearest that decimal (IEEE division rounds correctly), whose ``repr`` is
+    the decimal itself while it has at most 15 significant digits.
+    """
+    text = repr(value)
+    dot = text.find(".")
+    if dot < 0 or "e" in text:  # 1e+16 and up, below 1e-04, inf, nan
+        if not math.isfinite(value):
+            raise CanonicalError("contains a number that is not finite")
+        if -0.005 < value < 0.005:
+            return 0
+        written = canonical_float(value)  # integral: |value| >= 1e16
+        return int(written)
+    if len(text) - dot <= 3:  # at most 2 decimals already
+        if text.endswith(".0"):
+            return int(text[:dot])  # 5.0 -> 5, -0.0 -> 0
+        return value  # repr is shortest: no trailing zero; json.dumps writes this same text
+    negative = text[0] == "-"
+    hundredths = int(text[negative:dot] + text[dot + 1:dot + 3])
+    if text[dot + 3] >= "5":
+        hundredths += 1
+    if hundredths % 100 == 0:
+        whole = hundredths // 100
+        return -whole if negative else whole  # 4.999 -> 5, -0.001 -> 0
+    if hundredths >= 10**15:
+        raise _UseReference  # 16+ significant digits: the double's repr could differ
+    return (-hundredths if negative else hundredths) / 100
+
+
+def _normalize(value: Any, ignore: Collection[str], depth: int) -> Any:
+    """``value`` rewritten so that json.dumps(sort_keys=True) writes its canonical text.
+
+    Hot: scalars inside objects and arrays are handled inline, without a call per value."""
+    kind = type(value)
+    if kind is dict:
+        return _normalize_object(value, ignore, depth)
+    if kind is list:
+        return _normalize_array(value, ignore, depth)
+    if kind is str:
+        return value.strip(_ASCII_SPACE).lower() if value.isascii() else canonical_string(value)
+    if kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return _fast_float(value)
+    raise _UseReference  # a subclass or a non-JSON type: the reference decides
+
+
+def _normalize_object(value: dict[Any, Any], ignore: Collection[str], depth: int) -> Any:
+    if depth >= MAX_DEPTH:
+        raise CanonicalError(f"is nested deeper than {MAX_DEPTH} levels")
+    out: dict[str, Any] = {}
+    cache = _key_cache
+    dropped = 0
+    for key, item in value.items():
+        lowered = cache.get(key)  # a cached key is a string within the length limit
+        if lowered is None:
+            _check_key(key)
+            lowered = canonical_key(key)
+        if ignore and lowered in ignore:
+            dropped += 1
+            continue
+        kind = type(item)
+        if kind is str:
+            out[lowered] = (item.strip(_ASCII_SPACE).lower() if item.isascii()
+                            else canonical_string(item))
+        elif kind is int or kind is bool or item is None:
+            out[lowered] = item
+        elif kind is float:
+            out[lowered] = _fast_float(item)
+        elif kind is dict:
+            out[lowered] = _normalize_object(item, ignore, depth + 1)
+        elif kind is list:
+            out[lowered] = _normalize_array(item, ignore, depth + 1)
+        else:
+            raise _UseReference
+    if len(out) + dropped != len(value):
+        raise _UseReference  # keys collided after lowering: json.dumps cannot write both
+    return out
+
+
+def _normalize_array(value: list[Any], ignore: Collection[str], depth: int) -> Any:
+    if depth >= MAX_DEPTH:
+        raise CanonicalError(f"is nested deeper than {MAX_DEPTH} levels")
+    out: list[Any] = []
+    append = out.append
+    for item in value:
+        kind = type(item)
+        if kind is str:
+            append(item.strip(_ASCII_SPACE).lower() if item.isascii()
+                   else canonical_string(item))
+        elif kind is int or kind is bool or item is None:
+            append(item)
+        elif kind is float:
+            append(_fast_float(item))
+        elif kind is dict:
+            append(_normalize_object(item, ignore, depth + 1))
+        elif kind is list:
+            append(_normalize_array(item, ignore, depth + 1))
+        else:
+            raise _UseReference
+    return out
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False, allow_nan=False,
+                          sort_keys=True, separators=(",", ":")).encode
+
+
+def canonical_json(value: Any, ignore_keys: Collection[str] = ()) -> str:
+    """The canonical text of ``value``. Entries whose canonical key is in ``ignore_keys`` (give
+    them already canonical: ``canonical_key(k)``) are dropped at any depth."""
+    try:
+        try:
+            return _dumps(_normalize(value, ignore_keys, 0))
+        except _UseReference:
+            return _reference(value, ignore_keys, 0)
+    except RecursionError:
+        raise CanonicalError("is nested too deeply") from None
+    except CanonicalError:
+        raise
+    except ValueError:  # e.g. an int past Python's 4,300-digit str() limit
+        raise CanonicalError("contains a number that cannot be written out") from None
+
+
+def canonical_bytes(value: Any, ignore_keys: Collection[str] = ()) -> bytes:
+    try:
+        return canonical_json(value, ignore_keys).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800" is valid JSON, not Unicode)
+        raise CanonicalError("contains a string that is not valid Unicode") from None
+
+
+def canonical_hash(value: Any, ignore_keys: Collection[str] = ()) -> str:
+    """SHA-256 of the canonical form's UTF-8 bytes, 64 lowercase hex digits."""
+    return hashlib.sha256(canonical_bytes(value, ignore_keys)).hexdigest()
+
+
+def reference_json(value: Any, ignore_keys: Collection[str] = ()) -> str:
+    """The reference implementation alone (tests compare it with ``canonical_json``)."""
+    try:
+        return _reference(value, ignore_keys, 0)
+    except RecursionError:
+        raise CanonicalError("is nested too deeply") from None
