@@ -1,0 +1,168 @@
+"""The embedded store's conditional writes are atomic under concurrent requests: the quota holds.
+
+Plain moto does not make a conditional write atomic: two concurrent requests can both pass the
+same condition (an over-quota charge) or overwrite each other's ADD (a lost update). That race is
+non-deterministic, so it is demonstrated with counts in benchmarks/atomicity_demo.py rather than
+asserted here. These tests prove the other half, deterministically: with loopsense's
+EmbeddedDynamoDB (every moto request under STORE_LOCK), many threads charging at once through
+the real ``Metering.charge`` never exceed the quota, never lose an update, and a repeated
+execution id is counted once, whether the calls go in-process (mock_aws), over the embedded
+HTTP endpoint, or both at once.
+
+EmbeddedDynamoDB.start() starts moto's mock_aws for the whole process, so the store is one
+module-scoped fixture, stopped (and the environment it changed restored) at the module's end.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+import pytest
+
+from loopsense.local.embedded import EmbeddedDynamoDB
+from loopsense.settings import Settings
+from loopsense.store.dynamo import Dynamo, make_client
+from loopsense.store.metering import Metering, UsageRecord
+from loopsense.store.tables import create_tables
+
+PERIOD = "2026-11"
+QUOTA = 10
+THREADS = 40
+# Generous: under the lock, 40 waiting requests on a loaded CI machine must not time out.
+TIMEOUT_S = 30.0
+
+
+@dataclass
+class Store:
+    embedded: EmbeddedDynamoDB
+    in_process: Metering  # boto3 -> mock_aws's stubber, in this process
+    over_http: Metering  # boto3 -> the embedded endpoint (the operator's and other shells' path)
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[Store]:
+    saved_env = dict(os.environ)
+    embedded = EmbeddedDynamoDB("127.0.0.1", 0).start()
+    try:
+        # As loopsense.platform.runtime builds it: Settings -> make_client -> Dynamo -> Metering.
+        local = Settings(dynamodb_endpoint=None, store_timeout_s=TIMEOUT_S)
+        remote = Settings(dynamodb_endpoint=embedded.endpoint, store_timeout_s=TIMEOUT_S)
+        create_tables(make_client(local), local)
+        yield Store(embedded,
+                    Metering(Dynamo(make_client(local)), local),
+                    Metering(Dynamo(make_client(remote)), remote))
+    finally:
+        embedded.stop()
+        os.environ.clear()
+        os.environ.update(saved_env)
+
+
+def record(execution_id: str) -> UsageRecord:
+    return UsageRecord(execution_id=execution_id, skill_key="agent.loop_detect",
+                       skill_version="1.0.0", credits=1,
+                       at=datetime.now(UTC).isoformat(timespec="milliseconds"), duration_ms=1,
+                       status="succeeded")
+
+
+def all_at_once(calls: list[Callable[[], Any]]) -> list[Any]:
+    """Run every call in its own thread, released together; results in the calls' order."""
+    barrier = threading.Barrier(len(calls))
+
+    def released(call: Callable[[], Any]) -> Any:
+        barrier.wait(timeout=30)
+        return call()
+
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        return list(pool.map(released, calls))
+
+
+def meterings(store: Store, paths: str, count: int) -> list[Metering]:
+    """``count`` meterings for the threads: all in-process, all over HTTP, or alternating."""
+    if paths == "in-process":
+        return [store.in_process] * count
+    if paths == "http":
+        return [store.over_http] * count
+    return [store.in_process if i % 2 else store.over_http for i in range(count)]
+
+
+def fresh_tenant() -> str:
+    return "t_" + uuid.uuid4().hex[:12]
+
+
+@pytest.mark.parametrize("paths", ["in-process", "http", "both"])
+def test_concurrent_charges_stop_exactly_at_the_quota(store: Store, paths: str) -> None:
+    tenant = fresh_tenant()
+    ids = [str(uuid.uuid4()) for _ in range(THREADS)]
+    meters = meterings(store, paths, THREADS)
+    answers = all_at_once([
+        partial(m.charge, tenant, PERIOD, QUOTA, record(i))
+        for m, i in zip(meters, ids, strict=True)
+    ])
+
+    assert answers.count(True) == QUOTA
+    assert answers.count(False) == THREADS - QUOTA
+    assert store.in_process.used(tenant, PERIOD) == QUOTA
+    assert store.over_http.used(tenant, PERIOD) == QUOTA  # both paths see one store
+    recorded = {r.execution_id for r in store.in_process.records(tenant, PERIOD)}
+    assert recorded == {i for i, ok in zip(ids, answers, strict=True) if ok}
+
+
+@pytest.mark.parametrize("paths", ["in-process", "http", "both"])
+def test_the_same_execution_charged_concurrently_counts_once(store: Store, paths: str) -> None:
+    tenant = fresh_tenant()
+    execution_id = str(uuid.uuid4())
+    meters = meterings(store, paths, 8)
+    answers = all_at_once([
+        partial(m.charge, tenant, PERIOD, QUOTA, record(execution_id)) for m in meters
+    ])
+
+    assert answers == [True] * 8  # charged (once): every duplicate is told it is paid for
+    assert store.in_process.used(tenant, PERIOD) == 1
+    [only] = store.in_process.records(tenant, PERIOD)
+    assert only.execution_id == execution_id
+
+
+def test_duplicates_racing_for_the_last_credits(store: Store) -> None:
+    """20 executions, each charged twice at once (a retry racing its original), quota 10.
+
+    Exactly 10 executions are paid, each once; both charges of one execution get the same
+    answer; nothing is counted that has no record.
+    """
+    tenant = fresh_tenant()
+    ids = [str(uuid.uuid4()) for _ in range(THREADS // 2)]
+    twice = ids + ids
+    meters = meterings(store, "both", len(twice))
+    answers = all_at_once([
+        partial(m.charge, tenant, PERIOD, QUOTA, record(i))
+        for m, i in zip(meters, twice, strict=True)
+    ])
+
+    by_id: dict[str, set[bool]] = {}
+    for execution_id, ok in zip(twice, answers, strict=True):
+        by_id.setdefault(execution_id, set()).add(ok)
+    assert all(len(seen) == 1 for seen in by_id.values()), by_id
+    paid = {i for i, seen in by_id.items() if seen == {True}}
+    assert len(paid) == QUOTA
+    assert store.in_process.used(tenant, PERIOD) == QUOTA
+    assert {r.execution_id for r in store.in_process.records(tenant, PERIOD)} == paid
+
+
+def test_a_full_quota_refuses_even_one_more(store: Store) -> None:
+    tenant = fresh_tenant()
+    for _ in range(QUOTA):
+        assert store.in_process.charge(tenant, PERIOD, QUOTA, record(str(uuid.uuid4())))
+    answers = all_at_once([
+        partial(m.charge, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())))
+        for m in meterings(store, "both", 10)
+    ])
+    assert answers == [False] * 10
+    assert store.over_http.used(tenant, PERIOD) == QUOTA
+    assert len(store.over_http.records(tenant, PERIOD)) == QUOTA
