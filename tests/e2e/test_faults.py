@@ -140,22 +140,28 @@ def test_concurrent_duplicates_with_one_idempotency_key_are_charged_once(
     assert usage["records"][0]["executionId"] == done[0].json()["executionId"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "execution id = uuid5(tenant, Idempotency-Key) outlives the 24 h replay window: once the "
-    "idempotency record expires, the key runs again (any body) under the old execution id, "
-    "whose usage record already exists, so Metering.charge answers True without charging"))
 def test_a_key_reused_after_the_replay_window_is_a_new_charged_call(
         server: Server, operator: Operator) -> None:
     tenant, key = operator.new_tenant("team")
     headers = {"Idempotency-Key": "faults-" + uuid.uuid4().hex}
     first = server.execute("agent.loop_detect", LOOP, key=key, headers=headers)
     assert first.status == 200
-    # 24 h later: every stored response has expired (only its expiration is changed).
-    table = operator.accounts.s.idempotency_table
-    for item in operator.accounts.db.call("scan", TableName=table)["Items"]:
-        operator.accounts.db.call("update_item", TableName=table, Key={"id": item["id"]},
-                                  UpdateExpression="SET expiration = :past",
-                                  ExpressionAttributeValues={":past": {"N": "1"}})
+    # 24 h later: the stored response and the key's charge claim have expired (only their
+    # expiration times are changed).
+    db, tables = operator.accounts.db, operator.accounts.s
+    for item in db.call("scan", TableName=tables.idempotency_table)["Items"]:
+        db.call("update_item", TableName=tables.idempotency_table, Key={"id": item["id"]},
+                UpdateExpression="SET expiration = :past",
+                ExpressionAttributeValues={":past": {"N": "1"}})
+    claims = db.call("query", TableName=tables.usage_table,
+                     KeyConditionExpression="tenantId = :t AND begins_with(sk, :once)",
+                     ExpressionAttributeValues={":t": {"S": tenant}, ":once": {"S": "ONCE#"}})
+    assert len(claims["Items"]) == 1  # the first call claimed its key for the window
+    for item in claims["Items"]:
+        db.call("update_item", TableName=tables.usage_table,
+                Key={"tenantId": item["tenantId"], "sk": item["sk"]},
+                UpdateExpression="SET expiresAt = :past",
+                ExpressionAttributeValues={":past": {"N": "1"}})
     other = {"events": [{"action": "open"}, {"action": "close"}] * 3}
     second = server.execute("agent.loop_detect", other, key=key, headers=headers)
     assert second.status == 200  # a new call (not a replay, not IDEMPOTENCY_KEY_REUSED)...

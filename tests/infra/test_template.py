@@ -291,7 +291,7 @@ def test_every_table_is_known_to_settings_and_passed_only_where_used(template):
 
 def test_counters_and_idempotency_records_expire_by_ttl(template):
     tables = _resources(template, "AWS::DynamoDB::Table")
-    for logical_id in ("RateLimitsTable", "IdempotencyTable"):
+    for logical_id in ("RateLimitsTable", "IdempotencyTable", "UsageTable"):
         assert tables[logical_id]["Properties"]["TimeToLiveSpecification"]["Enabled"] is True
 
 

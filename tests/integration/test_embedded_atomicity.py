@@ -5,8 +5,8 @@ same condition (an over-quota charge) or overwrite each other's ADD (a lost upda
 non-deterministic, so it is demonstrated with counts in benchmarks/atomicity_demo.py rather than
 asserted here. These tests prove the other half, deterministically: with loopsense's
 EmbeddedDynamoDB (every moto request under STORE_LOCK), many threads charging at once through
-the real ``Metering.charge`` never exceed the quota, never lose an update, and a repeated
-execution id is counted once, whether the calls go in-process (mock_aws), over the embedded
+the real ``Metering.charge`` never exceed the quota, never lose an update, and one logical call
+(one Idempotency-Key) is charged once, whether the calls go in-process (mock_aws), over the embedded
 HTTP endpoint, or both at once.
 
 EmbeddedDynamoDB.start() starts moto's mock_aws for the whole process, so the store is one
@@ -30,7 +30,7 @@ import pytest
 from loopsense.local.embedded import EmbeddedDynamoDB
 from loopsense.settings import Settings
 from loopsense.store.dynamo import Dynamo, make_client
-from loopsense.store.metering import Metering, UsageRecord
+from loopsense.store.metering import Metering, Once, UsageRecord
 from loopsense.store.tables import create_tables
 
 PERIOD = "2026-11"
@@ -107,27 +107,34 @@ def test_concurrent_charges_stop_exactly_at_the_quota(store: Store, paths: str) 
         for m, i in zip(meters, ids, strict=True)
     ])
 
-    assert answers.count(True) == QUOTA
-    assert answers.count(False) == THREADS - QUOTA
+    assert [a for a in answers if a is not None] == [
+        i for i, a in zip(ids, answers, strict=True) if a == i]  # each winner charged as itself
+    assert answers.count(None) == THREADS - QUOTA
     assert store.in_process.used(tenant, PERIOD) == QUOTA
     assert store.over_http.used(tenant, PERIOD) == QUOTA  # both paths see one store
     recorded = {r.execution_id for r in store.in_process.records(tenant, PERIOD)}
-    assert recorded == {i for i, ok in zip(ids, answers, strict=True) if ok}
+    assert recorded == {a for a in answers if a is not None}
+
+
+def once(key: str) -> Once:
+    return Once(key, now=1_000, until=1_000 + 86_400)
 
 
 @pytest.mark.parametrize("paths", ["in-process", "http", "both"])
-def test_the_same_execution_charged_concurrently_counts_once(store: Store, paths: str) -> None:
+def test_one_logical_call_charged_concurrently_counts_once(store: Store, paths: str) -> None:
+    """8 executions of one logical call (one Idempotency-Key) racing: one is paid for."""
     tenant = fresh_tenant()
-    execution_id = str(uuid.uuid4())
     meters = meterings(store, paths, 8)
     answers = all_at_once([
-        partial(m.charge, tenant, PERIOD, QUOTA, record(execution_id)) for m in meters
+        partial(m.charge, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())), once("k"))
+        for m in meters
     ])
 
-    assert answers == [True] * 8  # charged (once): every duplicate is told it is paid for
+    [winner] = set(answers)  # every duplicate is told the one execution it is paid under
+    assert winner is not None
     assert store.in_process.used(tenant, PERIOD) == 1
     [only] = store.in_process.records(tenant, PERIOD)
-    assert only.execution_id == execution_id
+    assert only.execution_id == winner
 
 
 def test_duplicates_racing_for_the_last_credits(store: Store) -> None:
@@ -137,19 +144,19 @@ def test_duplicates_racing_for_the_last_credits(store: Store) -> None:
     answer; nothing is counted that has no record.
     """
     tenant = fresh_tenant()
-    ids = [str(uuid.uuid4()) for _ in range(THREADS // 2)]
-    twice = ids + ids
+    calls = [str(uuid.uuid4()) for _ in range(THREADS // 2)]
+    twice = calls + calls
     meters = meterings(store, "both", len(twice))
     answers = all_at_once([
-        partial(m.charge, tenant, PERIOD, QUOTA, record(i))
-        for m, i in zip(meters, twice, strict=True)
+        partial(m.charge, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())), once(call))
+        for m, call in zip(meters, twice, strict=True)
     ])
 
-    by_id: dict[str, set[bool]] = {}
-    for execution_id, ok in zip(twice, answers, strict=True):
-        by_id.setdefault(execution_id, set()).add(ok)
-    assert all(len(seen) == 1 for seen in by_id.values()), by_id
-    paid = {i for i, seen in by_id.items() if seen == {True}}
+    by_call: dict[str, set[str | None]] = {}
+    for call, answer in zip(twice, answers, strict=True):
+        by_call.setdefault(call, set()).add(answer)
+    assert all(len(seen) == 1 for seen in by_call.values()), by_call
+    paid = {seen.pop() for seen in by_call.values()} - {None}
     assert len(paid) == QUOTA
     assert store.in_process.used(tenant, PERIOD) == QUOTA
     assert {r.execution_id for r in store.in_process.records(tenant, PERIOD)} == paid
@@ -163,6 +170,6 @@ def test_a_full_quota_refuses_even_one_more(store: Store) -> None:
         partial(m.charge, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())))
         for m in meterings(store, "both", 10)
     ])
-    assert answers == [False] * 10
+    assert answers == [None] * 10
     assert store.over_http.used(tenant, PERIOD) == QUOTA
     assert len(store.over_http.records(tenant, PERIOD)) == QUOTA

@@ -17,7 +17,7 @@ from loopsense.platform.pipeline import next_month_in_seconds
 from loopsense.platform.runtime import build_platform
 from loopsense.settings import Settings
 from loopsense.store.dynamo import make_client
-from loopsense.store.metering import UsageRecord
+from loopsense.store.metering import Once, UsageRecord
 from loopsense.store.tables import create_tables
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
@@ -71,21 +71,34 @@ def test_skill_error_is_not_charged(platform):
     assert platform.metering.used("acme", "2026-11") == 0
 
 
-def test_charging_the_same_execution_twice_counts_once(platform):
-    record = UsageRecord("exec-1", "agent.loop_detect", "1.0.0", 1, NOW.isoformat(), 3,
-                         "succeeded")
-    assert platform.metering.charge("acme", "2026-11", 5, record) is True
-    assert platform.metering.charge("acme", "2026-11", 5, record) is True
-    assert platform.metering.used("acme", "2026-11") == 1
-    assert len(platform.metering.records("acme")) == 1
+def usage_record(execution_id: str) -> UsageRecord:
+    return UsageRecord(execution_id, "agent.loop_detect", "1.0.0", 1, NOW.isoformat(), 3, "ok")
+
+
+def test_one_logical_call_is_charged_once_within_its_window(platform):
+    once = Once("digest-1", now=1000, until=1000 + 86400)
+    metering = platform.metering
+    assert metering.charge("acme", "2026-11", 5, usage_record("first"), once) == "first"
+    # A retry (a new execution of the same call) is told the first one's id; nothing changes.
+    assert metering.charge("acme", "2026-11", 5, usage_record("retry"), once) == "first"
+    assert metering.used("acme", "2026-11") == 1
+    assert [r.execution_id for r in metering.records("acme")] == ["first"]
+
+
+def test_after_the_window_the_same_key_is_a_new_charged_call(platform):
+    metering = platform.metering
+    assert metering.charge("acme", "2026-11", 5, usage_record("day-1"),
+                           Once("digest-2", now=1000, until=2000)) == "day-1"
+    assert metering.charge("acme", "2026-11", 5, usage_record("day-2"),
+                           Once("digest-2", now=2001, until=3001)) == "day-2"
+    assert metering.used("acme", "2026-11") == 2
+    assert sorted(r.execution_id for r in metering.records("acme")) == ["day-1", "day-2"]
 
 
 def test_charge_refuses_past_the_quota(platform):
     for i in range(2):
-        record = UsageRecord(f"e{i}", "agent.loop_detect", "1.0.0", 1, NOW.isoformat(), 1, "ok")
-        assert platform.metering.charge("acme", "2026-11", 2, record) is True
-    extra = UsageRecord("e9", "agent.loop_detect", "1.0.0", 1, NOW.isoformat(), 1, "ok")
-    assert platform.metering.charge("acme", "2026-11", 2, extra) is False
+        assert platform.metering.charge("acme", "2026-11", 2, usage_record(f"e{i}")) == f"e{i}"
+    assert platform.metering.charge("acme", "2026-11", 2, usage_record("e9")) is None
     assert platform.metering.used("acme", "2026-11") == 2
     assert [r.execution_id for r in platform.metering.records("acme")] == ["e0", "e1"]
 

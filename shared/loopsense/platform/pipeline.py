@@ -7,6 +7,7 @@ charges nothing; a crash is INTERNAL_ERROR.
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from collections.abc import Callable
@@ -24,16 +25,15 @@ from loopsense.observability import logger, metrics
 from loopsense.platform.auth import Identity, identity_from_context
 from loopsense.platform.catalog import CATALOG, find_skill
 from loopsense.platform.http import Request, error_response, json_response
-from loopsense.platform.idempotency import KEY_HEADER, Idempotency, check_key
+from loopsense.platform.idempotency import KEY_HEADER, REPLAY_WINDOW_S, Idempotency, check_key
 from loopsense.platform.invoke import Invoker
 from loopsense.platform.plans import resolve_plan
 from loopsense.store.accounts import Accounts
-from loopsense.store.metering import Metering, UsageRecord
+from loopsense.store.metering import Metering, Once, UsageRecord
 from loopsense.validation import from_pydantic
 
 # Lambda's synchronous payload limit; skills apply their own, smaller input limits.
 MAX_BODY_BYTES = 6 * 1024 * 1024
-IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0f9a3e-4c1d-4e8a-9d57-6f2b8c0e1a77")
 
 
 class Envelope(BaseModel):
@@ -80,12 +80,13 @@ class Platform:
             skill_key = envelope.skillKey if envelope.skillKey in CATALOG else None
             key = check_key(request.header(KEY_HEADER))
             if key is None:
-                return self._run(identity, envelope, request, str(uuid.uuid4()), started)
-            # Tied to (tenant, key): a repeated charge of the same logical call is a no-op.
-            execution_id = str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{tenant}\n{key}"))
+                return self._run(identity, envelope, request, None, started)
+            # One logical call per (tenant, key) and replay window: charged at most once, even
+            # when its stored response could not be saved and a retry runs it again.
+            once_key = hashlib.sha256(f"{tenant}\n{key}".encode()).hexdigest()
             return self.idempotency.run(
                 tenant, key, request.body,
-                lambda: self._run(identity, envelope, request, execution_id, started),
+                lambda: self._run(identity, envelope, request, once_key, started),
             )
         except LoopsenseError as error:
             code = error.code
@@ -105,8 +106,8 @@ class Platform:
                 "body_bytes": len(request.body), "request_id": request.request_id,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 3)})
 
-    def _run(self, identity: Identity, envelope: Envelope, request: Request, execution_id: str,
-             started: float) -> dict[str, Any]:
+    def _run(self, identity: Identity, envelope: Envelope, request: Request,
+             once_key: str | None, started: float) -> dict[str, Any]:
         skill = find_skill(envelope.skillKey, envelope.version)
         if not identity.grants(skill.key):
             raise LoopsenseError("SKILL_NOT_ACCESSIBLE", "this API key is not granted the skill")
@@ -130,10 +131,14 @@ class Platform:
         if "error" in answer:
             raise _skill_error(answer["error"])
         record = UsageRecord(
-            execution_id=execution_id, skill_key=skill.key, skill_version=skill.version,
+            execution_id=str(uuid.uuid4()), skill_key=skill.key, skill_version=skill.version,
             credits=skill.cost, at=now.isoformat(timespec="milliseconds"),
             duration_ms=int((time.perf_counter() - started) * 1000), status="succeeded")
-        if not self.metering.charge(identity.tenant_id, period, plan.credits_per_month, record):
+        epoch = int(now.timestamp())
+        once = None if once_key is None else Once(once_key, epoch, epoch + REPLAY_WINDOW_S)
+        execution_id = self.metering.charge(identity.tenant_id, period,
+                                            plan.credits_per_month, record, once)
+        if execution_id is None:
             raise quota_error  # lost the race for the last credits: the work is discarded
         return json_response(200, {
             "executionId": execution_id, "skillKey": skill.key, "skillVersion": skill.version,

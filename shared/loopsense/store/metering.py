@@ -48,15 +48,16 @@ class Metering:
         item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _period(period)})
         return int(item["used"]) if item else 0
 
-    def charge(self, tenant_id: str, period: str, quota: int, record: UsageRecord) -> bool:
+    def charge(self, tenant_id: str, period: str, quota: int, record: UsageRecord,
+               once: Once | None = None) -> str | None:
         """Add the record's credits to the period if they fit in ``quota``, and write the record.
 
-        One transaction: both or neither. The record's key is the execution id, so charging the
-        same execution again changes nothing and still answers True (charged once). False: the
-        credits do not fit.
+        One transaction: all or nothing. With ``once``, the charge also claims ``once.key`` until
+        ``once.until``; if that claim is held, this call was charged before and nothing changes.
+        Returns the execution id the call is charged under (the earlier one for a held claim),
+        or None when the credits do not fit.
         """
-        try:
-            self.db.call("transact_write_items", TransactItems=[
+        items: list[dict[str, Any]] = [
                 {"Update": {
                     "TableName": self.s.usage_table,
                     "Key": to_item({"tenantId": tenant_id, "sk": _period(period)}),
@@ -76,11 +77,27 @@ class Metering:
                                      "status": record.status}),
                     "ConditionExpression": "attribute_not_exists(sk)",
                 }},
-            ])
+        ]
+        if once is not None:
+            items.append({"Put": {
+                "TableName": self.s.usage_table,
+                "Item": to_item({"tenantId": tenant_id, "sk": _once(once.key),
+                                 "executionId": record.execution_id, "expiresAt": once.until}),
+                # An expired claim may linger until TTL removes it: it no longer counts.
+                "ConditionExpression": "attribute_not_exists(sk) OR expiresAt < :now",
+                "ExpressionAttributeValues": {":now": {"N": str(once.now)}},
+            }})
+        try:
+            self.db.call("transact_write_items", TransactItems=items)
         except ConditionFailed as failed:
-            # The record's condition failed: this execution was charged before.
-            return failed.reasons[1:2] == ["ConditionalCheckFailed"]
-        return True
+            if once is not None and failed.reasons[2:3] == ["ConditionalCheckFailed"]:
+                return self._claimed_by(tenant_id, once)
+            return None
+        return record.execution_id
+
+    def _claimed_by(self, tenant_id: str, once: Once) -> str | None:
+        item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _once(once.key)})
+        return str(item["executionId"]) if item else None
 
     def records(self, tenant_id: str, period: str | None = None) -> list[UsageRecord]:
         items = self.db.query(
@@ -90,6 +107,19 @@ class Metering:
         )
         found = [_usage(i) for i in items if period is None or i.get("period") == period]
         return sorted(found, key=lambda r: (r.at, r.execution_id))
+
+
+@dataclass(frozen=True, slots=True)
+class Once:
+    """One logical call (a tenant's Idempotency-Key): charged at most once until ``until``."""
+
+    key: str  # a digest, never the caller's key itself
+    now: int  # epoch seconds
+    until: int  # epoch seconds; after it the same key is a new call
+
+
+def _once(key: str) -> str:
+    return f"ONCE#{key}"
 
 
 def _period(period: str) -> str:
