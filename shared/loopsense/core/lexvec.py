@@ -1,0 +1,183 @@
+"""The built-in lexical vectorizer of agent.loops' similar_call: deterministic, no model, no
+network, no salted hash (docs/skills/loops.md, "The lexical vectorizer").
+
+A message becomes a unit vector of ``DIMENSIONS`` float32 numbers:
+
+1. Normalize: Unicode NFKC, lowercase. Tokens are the runs of letters and digits; every other
+   character (punctuation, underscores, whitespace) separates tokens. A token made only of hex
+   digits with at least one decimal digit (a UUID part, a hash, a hex id) becomes ``0``;
+   elsewhere every run of decimal digits becomes ``0`` (so a retry counter, a timestamp or a
+   request number does not separate two tries). Tokens are joined by single spaces.
+2. Features: the character 4-grams of that text with one space added at each end ("attempt
+   0" gives " att", "atte", ..., "pt 0", "t 0 "). Crossing token boundaries, they carry some
+   word order; a message with fewer than two letters or digits has none.
+3. Weights: sublinear term frequency ``1 + ln(tf)`` times the smoothed inverse document
+   frequency ``1 + ln((1 + n) / (1 + df))`` over the ``n`` messages vectorized together
+   (agent.loops: the distinct messages of one model in one execution), so the words of a bulk
+   job's template weigh less than the items that differ.
+4. Project: a feature's identity is a 64-bit hash of its four code points (the code points
+   packed into 16 bits each, mixed by the splitmix64 finalizer; no salt); it adds
+   ``+-weight`` to coordinate ``hash mod DIMENSIONS``, the sign taken from another bit of the
+   hash, so that collisions cancel on average. Then each row is L2-normalized. A message
+   without features has the zero vector: it is similar to nothing.
+
+Cosine similarity is the dot product of two vectors. All of it is vectorized with numpy over
+all messages at once (there is no Python loop over characters, tokens or features).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+
+DIMENSIONS = 512  # coordinates of the projected vector (a power of two)
+NGRAM = 4
+DOC_BITS = 14  # documents per call < 2**14 (agent.loops: at most 10,000 llm_calls)
+
+_U64 = np.uint64
+_LOW_BITS = _U64((1 << DOC_BITS) - 1)
+
+
+def _word_chars(codes: np.ndarray) -> np.ndarray:
+    """Letters and digits: ASCII after lowercasing; beyond ASCII, ``str.isalnum`` or a
+    combining mark (so that scripts with vowel signs keep their words whole)."""
+    word = ((codes - 48) <= 9) | ((codes - 97) <= 25)  # unsigned: wraps below 48 / 97
+    if codes.dtype != np.uint8:
+        high = codes >= 128
+        if high.any():
+            distinct = np.unique(codes[high])
+            keep = [c for c in distinct.tolist()
+                    if chr(c).isalnum() or unicodedata.category(chr(c))[0] == "M"]
+            if keep:
+                word |= high & np.isin(codes, np.asarray(keep, dtype=codes.dtype))
+    return word
+
+
+def normalized_codes(messages: Sequence[str]) -> np.ndarray:
+    """Step 1 for all messages at once: the code points of ``"\\x00 " + text + " "`` per
+    message, text being the normalized message (uint8 when all of it is ASCII, else uint32)."""
+    joined = "".join(f"\x00 {m.replace(chr(0), ' ')} " for m in messages)
+    if not joined.isascii():
+        joined = unicodedata.normalize("NFKC", joined)
+    joined = joined.lower()
+    if joined.isascii():
+        codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    else:
+        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    sep = codes == 0
+    word = _word_chars(codes)
+    digit = (codes - 48) <= 9
+    hexchar = digit | ((codes - 97) <= 5)
+    edges = np.diff(word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    keep = word & ~(digit & np.concatenate(([False], digit[:-1])))  # first digit of a run
+    if starts.size:
+        # Non-word characters are neither hex nor digits, so each reduceat segment (a token
+        # and the separators after it) answers for its token alone.
+        all_hex = ~np.logical_or.reduceat(word & ~hexchar, starts)
+        is_hex = all_hex & np.logical_or.reduceat(digit, starts)
+        hex_starts, hex_ends = starts[is_hex], ends[is_hex]
+        if hex_starts.size:
+            marks = np.zeros(codes.size + 1, dtype=np.int8)
+            marks[hex_starts] = 1  # tokens never touch: no index is both a start and an end
+            marks[hex_ends] = -1
+            keep &= np.cumsum(marks[:-1], dtype=np.int8) == 0
+            keep[hex_starts] = True
+    else:
+        hex_starts = starts
+    # Separators stay; of each run of other non-word characters, the first becomes a space.
+    keep |= sep | (~word & np.concatenate(([True], (word | sep)[:-1])))
+    out = codes.copy()
+    out[digit] = 48
+    out[hex_starts] = 48
+    out[~(word | sep)] = 32
+    return out[keep]
+
+
+def normalize(message: str) -> str:
+    """Step 1 for one message: the text its features are read from."""
+    codes = normalized_codes([message]).astype(np.uint32)
+    return codes.tobytes().decode("utf-32-le").lstrip("\x00").strip(" ")
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer, in place: a fixed bijection of uint64 with good avalanche."""
+    h ^= h >> _U64(30)
+    h *= _U64(0xBF58476D1CE4E5B9)
+    h ^= h >> _U64(27)
+    h *= _U64(0x94D049BB133111EB)
+    h ^= h >> _U64(31)
+    return h
+
+
+def features(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step 2 on ``normalized_codes``: (document index, 64-bit feature hash) of every 4-gram
+    occurrence, document by document. Code points above U+FFFF are folded into 16 bits
+    (``low ^ high``) before packing."""
+    separators = np.flatnonzero(codes == 0)
+    docs = separators.size
+    size = codes.size
+    count = size - NGRAM + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64)
+    wide = codes.astype(np.uint64)
+    if codes.dtype == np.uint32:
+        wide = (wide & _U64(0xFFFF)) ^ (wide >> _U64(16))
+    grams = wide[:count] << _U64(48)
+    for k in range(1, NGRAM):
+        grams |= wide[k:k + count] << _U64(16 * (NGRAM - 1 - k))
+    # A 4-gram is valid when it holds no separator: it starts after a document's separator
+    # and ends before the next one. Document i spans separators[i] .. separators[i+1] - 1.
+    bounds = np.append(separators, size)
+    per_doc = np.maximum(np.diff(bounds) - NGRAM, 0)
+    valid = np.ones(count, dtype=bool)
+    for k in range(NGRAM):
+        at = separators - k
+        valid[at[(at >= 0) & (at < count)]] = False
+    doc = np.repeat(np.arange(docs, dtype=np.uint64), per_doc)
+    return doc, _mix(grams[valid])
+
+
+def vectorize(messages: Sequence[str], dimensions: int = DIMENSIONS) -> np.ndarray:
+    """Unit float32 vectors (``len(messages)`` x ``dimensions``) of steps 1-4; zero rows for
+    messages without letters or digits."""
+    n = len(messages)
+    out = np.zeros((n, dimensions), dtype=np.float32)
+    if n == 0:
+        return out
+    if n >= 1 << DOC_BITS:
+        raise ValueError(f"at most {(1 << DOC_BITS) - 1} messages per call")
+    doc, hashes = features(normalized_codes(messages))
+    if hashes.size == 0:
+        return out
+    # One sort gives both frequencies: a key is (the feature's top 50 bits, the document), so
+    # equal keys are one feature's occurrences in one document (tf), and the distinct keys of
+    # one feature are the documents that contain it (df).
+    hashes &= ~_LOW_BITS
+    hashes |= doc
+    keys = np.sort(hashes)
+    first = np.empty(keys.size, dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    pairs = keys[starts]
+    tf = np.diff(starts, append=keys.size)
+    feature = pairs >> _U64(DOC_BITS)
+    new_feature = first[:pairs.size]  # reuse the buffer
+    new_feature[0] = True
+    np.not_equal(feature[1:], feature[:-1], out=new_feature[1:])
+    df = np.diff(np.flatnonzero(new_feature), append=pairs.size)
+    idf = 1.0 + np.log((1.0 + n) / (1.0 + np.arange(n + 1)))
+    weight = np.repeat(idf[df], df)
+    weight *= 1.0 + np.log(np.arange(1, tf.max() + 1))[tf - 1]
+    weight[((feature >> _U64(49)) & _U64(1)) == 1] *= -1.0
+    index = (pairs & _LOW_BITS).astype(np.int64)
+    index *= dimensions
+    index += (feature & _U64(dimensions - 1)).astype(np.int64)
+    dense = np.bincount(index, weights=weight, minlength=n * dimensions).reshape(n, dimensions)
+    norms = np.sqrt(np.einsum("ij,ij->i", dense, dense))
+    nonzero = norms > 0
+    out[nonzero] = dense[nonzero] / norms[nonzero, None]
+    return out
