@@ -250,7 +250,8 @@ def skill_part(reps: int) -> float:
     answer = json.loads(full())
     print(f"\n2. Skill call: body {len(body):,} bytes, {len(events):,} events "
           f"({answer['checkpoints']:,} checkpoints, {answer['skipped']:,} skipped), "
-          f"ignoreKeys messageId and timestamp; {len(answer['groups'])} groups")
+          f"ignoreKeys messageId and timestamp; groups of "
+          f"{[g['count'] for g in answer['groups']]} checkpoints")
     raw = jsonio.loads(body)
     parsed = semantic_loop.parse(raw)
     base_name = "json.loads(body) (baseline)"
