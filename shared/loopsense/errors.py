@@ -41,6 +41,14 @@ ERRORS: dict[str, ErrorKind] = {
     "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
         429, False, "send at most 5,000 events and 2 MiB per call (drop other event types first)"
     ),
+    # agent.loops
+    "LOOPS_EVENT_LIMIT_EXCEEDED": ErrorKind(
+        429, False, "send at most 10,000 events and 5 MiB per call (split the execution)"
+    ),
+    # GET /v1/playbooks/{name}
+    "PLAYBOOK_NOT_FOUND": ErrorKind(
+        404, False, "use identical_call, similar_call, step_count or time_budget"
+    ),
 }
 
 # Seconds a client should wait before retrying, where the error does not compute its own.

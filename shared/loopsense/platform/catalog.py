@@ -45,6 +45,14 @@ SKILLS: tuple[Skill, ...] = (
         function="SemanticLoopFunction",
         module="loopsense.skills.semantic_loop",
     ),
+    Skill(
+        key="agent.loops",
+        version="1.0.0",
+        cost=1,
+        plans=ALL_PLANS,
+        function="LoopsFunction",
+        module="loopsense.skills.loops",
+    ),
 )
 
 CATALOG: dict[str, Skill] = {s.key: s for s in SKILLS}
