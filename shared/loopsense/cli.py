@@ -44,6 +44,18 @@ def cmd_execute(args: argparse.Namespace) -> int:
     return 0 if "output" in result else 1
 
 
+def cmd_playbook(args: argparse.Namespace) -> int:
+    """Print one of agent.loops' playbooks (markdown); an unknown NAME prints the error envelope."""
+    from loopsense.playbooks import markdown
+
+    try:
+        print(markdown(args.name), end="")
+    except LoopsenseError as error:
+        print(jsonio.dumps(error_envelope(error, str(uuid.uuid4()))))
+        return 1
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve POST /v1/execute on localhost with the same handlers and an embedded DynamoDB."""
     from loopsense.local.serve import DEV_API_KEY, ServeOptions, serve
@@ -112,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     execute.add_argument("skill", help="skill key, e.g. agent.loop_detect")
     execute.add_argument("file", help="JSON file holding the input object; - reads stdin")
     execute.set_defaults(handler=cmd_execute)
+
+    playbook = commands.add_parser("playbook", help=cmd_playbook.__doc__)
+    playbook.add_argument("name", help="identical_call, similar_call, step_count or time_budget")
+    playbook.set_defaults(handler=cmd_playbook)
 
     serve = commands.add_parser("serve", help=cmd_serve.__doc__)
     serve.add_argument("--host", default="127.0.0.1")

@@ -1,0 +1,16 @@
+"""GET /v1/playbooks/{name}: one agent.loops playbook as JSON (loopsense.platform.playbooks).
+Wiring only."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from loopsense.observability import logger, metrics, tracer
+from loopsense.platform.playbooks import handle
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return handle(event)

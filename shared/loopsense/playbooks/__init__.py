@@ -1,0 +1,33 @@
+"""agent.loops' playbooks: one markdown file per sub-signature, shipped as package data (and in
+the Lambda layer, which is shared/ itself). Served by GET /v1/playbooks/{name}
+(platform/playbooks.py) and printed by `loopsense playbook NAME`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from loopsense.errors import LoopsenseError
+
+NAMES = ("identical_call", "similar_call", "step_count", "time_budget")
+
+
+def not_found() -> LoopsenseError:
+    return LoopsenseError("PLAYBOOK_NOT_FOUND", "no playbook has this name")
+
+
+@cache
+def markdown(name: str) -> str:
+    """The playbook's markdown; PLAYBOOK_NOT_FOUND for any other name (only the four known
+    names ever reach the file system; a failed lookup is not cached)."""
+    if name not in NAMES:
+        raise not_found()
+    return (resources.files(__name__) / f"{name}.md").read_text(encoding="utf-8")
+
+
+def playbook(name: str) -> dict[str, str]:
+    """``{"name", "title", "markdown"}``: the answer of GET /v1/playbooks/{name}."""
+    text = markdown(name)
+    title = text.splitlines()[0].lstrip("#").strip()
+    return {"name": name, "title": title, "markdown": text}
