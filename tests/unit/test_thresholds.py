@@ -1,4 +1,4 @@
-"""The one threshold rule: per call > tenant > default, bounds checked wherever a value comes from."""
+"""The one threshold rule: per call > tenant > default, bounds checked wherever values come from."""
 
 from __future__ import annotations
 
