@@ -7,13 +7,13 @@ crash becomes INTERNAL_ERROR. Logs and metrics carry sizes, codes and durations 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from loopsense.errors import LoopsenseError, error_envelope
-from loopsense.observability import logger, metrics
+from loopsense.observability import logger, metrics, tracer
 from loopsense.platform.catalog import Skill
 
 
@@ -48,3 +48,20 @@ def call_skill(skill: Skill, raw_input: Any, request_id: str,
     metrics.add_metric(name="SkillErrors" if code != "OK" else "SkillSuccesses",
                        unit=MetricUnit.Count, value=1)
     return result
+
+
+def skill_lambda_handler(skill: Skill) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The Lambda handler of one skill's function: its app.py is this one line of wiring.
+
+    Event (direct invoke by the execute router, or `sam local invoke -e events/<skill>.json`):
+    {"input": {...}, "requestId": "..."}. Returns {"output": {...}} or the error envelope.
+    """
+
+    @metrics.log_metrics
+    @logger.inject_lambda_context(log_event=False)
+    @tracer.capture_lambda_handler(capture_response=False, capture_error=False)
+    def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        request_id = event.get("requestId") or context.aws_request_id
+        return call_skill(skill, event.get("input"), request_id)
+
+    return lambda_handler
