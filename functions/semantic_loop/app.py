@@ -1,4 +1,4 @@
-"""Lambda for agent.semantic_loop: wiring only (loopsense.platform.skill_call.skill_lambda_handler)."""
+"""Lambda for agent.semantic_loop: wiring only (see loopsense.platform.skill_call)."""
 
 from loopsense.platform.catalog import CATALOG
 from loopsense.platform.skill_call import skill_lambda_handler
