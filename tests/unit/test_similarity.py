@@ -77,3 +77,17 @@ def test_labels_are_the_smallest_member_and_blocks_do_not_matter():
         assert np.array_equal(similar_components(vectors, 0.2, block_rows=block), expected)
     for label in np.unique(expected):
         assert label == np.flatnonzero(expected == label).min()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_blas_and_einsum_blocks_agree(seed, monkeypatch):
+    from loopsense.core import similarity
+
+    vectors = unit_rows(seed, 300, 64, 8, 0.2)
+    if near_threshold(vectors, 0.2):
+        pytest.skip("a pair sits on the threshold: summation order could flip it")
+    monkeypatch.setattr(similarity, "SMALL_GRAM", 0)  # every block through BLAS
+    with_blas = similar_components(vectors, 0.2, block_rows=64)
+    monkeypatch.setattr(similarity, "SMALL_GRAM", 1 << 40)  # every block through einsum
+    with_einsum = similar_components(vectors, 0.2, block_rows=64)
+    assert with_blas.tolist() == with_einsum.tolist() == naive_components(vectors, 0.2)

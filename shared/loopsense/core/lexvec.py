@@ -144,40 +144,51 @@ def vectorize(messages: Sequence[str], dimensions: int = DIMENSIONS) -> np.ndarr
     """Unit float32 vectors (``len(messages)`` x ``dimensions``) of steps 1-4; zero rows for
     messages without letters or digits."""
     n = len(messages)
-    out = np.zeros((n, dimensions), dtype=np.float32)
     if n == 0:
-        return out
+        return np.zeros((0, dimensions), dtype=np.float32)
     if n >= 1 << DOC_BITS:
         raise ValueError(f"at most {(1 << DOC_BITS) - 1} messages per call")
     doc, hashes = features(normalized_codes(messages))
     if hashes.size == 0:
-        return out
+        return np.zeros((n, dimensions), dtype=np.float32)
     # One sort gives both frequencies: a key is (the feature's top 50 bits, the document), so
     # equal keys are one feature's occurrences in one document (tf), and the distinct keys of
-    # one feature are the documents that contain it (df).
+    # one feature are the documents that contain it (df). Intermediates are dropped as soon as
+    # they are used: this is the memory peak of agent.loops (docs/benchmarks.md).
     hashes &= ~_LOW_BITS
     hashes |= doc
+    del doc
     keys = np.sort(hashes)
+    del hashes
     first = np.empty(keys.size, dtype=bool)
     first[0] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
     starts = np.flatnonzero(first)
     pairs = keys[starts]
-    tf = np.diff(starts, append=keys.size)
+    del keys
+    tf = np.diff(starts, append=first.size)
+    del starts
     feature = pairs >> _U64(DOC_BITS)
     new_feature = first[:pairs.size]  # reuse the buffer
-    new_feature[0] = True
     np.not_equal(feature[1:], feature[:-1], out=new_feature[1:])
     df = np.diff(np.flatnonzero(new_feature), append=pairs.size)
+    del first, new_feature
     idf = 1.0 + np.log((1.0 + n) / (1.0 + np.arange(n + 1)))
     weight = np.repeat(idf[df], df)
-    weight *= 1.0 + np.log(np.arange(1, tf.max() + 1))[tf - 1]
-    weight[((feature >> _U64(49)) & _U64(1)) == 1] *= -1.0
-    index = (pairs & _LOW_BITS).astype(np.int64)
-    index *= dimensions
-    index += (feature & _U64(dimensions - 1)).astype(np.int64)
-    dense = np.bincount(index, weights=weight, minlength=n * dimensions).reshape(n, dimensions)
-    norms = np.sqrt(np.einsum("ij,ij->i", dense, dense))
-    nonzero = norms > 0
-    out[nonzero] = dense[nonzero] / norms[nonzero, None]
-    return out
+    repeated = np.flatnonzero(tf > 1)
+    if repeated.size:
+        weight[repeated] *= 1.0 + np.log(tf[repeated])
+    del tf, df
+    weight[(feature & _U64(1 << 49)) != 0] *= -1.0
+    # Row (document) * dimensions + column (low bits of the feature), as one flat index.
+    index = pairs & _LOW_BITS
+    del pairs
+    index *= _U64(dimensions)
+    index |= feature & _U64(dimensions - 1)
+    del feature
+    dense = np.bincount(index.view(np.int64), weights=weight, minlength=n * dimensions)
+    del index, weight
+    dense = dense.reshape(n, dimensions)
+    norms = np.sqrt(np.einsum("ij,ij->i", dense, dense))[:, None]
+    np.divide(dense, norms, out=dense, where=norms > 0)
+    return dense.astype(np.float32)

@@ -3,11 +3,12 @@
 Two vectors are similar when their cosine distance ``1 - dot`` (computed in float32) is strictly
 below the threshold. The Gram matrix is computed one block of rows at a time, upper triangle
 only (rows ``a:b`` against columns ``a:``), so memory stays at ``block x n`` floats whatever
-``n`` is. Each block's edges are merged into a parent array by vectorized union-find: every
-root that touches a smaller root through an edge is hooked under the smallest such root, then
-paths are compressed by pointer jumping, until every edge of the block joins equal roots.
-Roots only ever point to smaller indices, so there are no cycles, and each round removes at
-least one root, so it ends (in a few rounds in practice).
+``n`` is; small blocks use einsum's own loops rather than BLAS (``SMALL_GRAM``). Each block's
+edges are merged into a parent array by vectorized union-find: every root that touches a
+smaller root through an edge is hooked under the smallest such root, then paths are compressed
+by pointer jumping, until every edge of the block joins equal roots. Roots only ever point to
+smaller indices, so there are no cycles, and each round removes at least one root, so it ends
+(in a few rounds in practice).
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 BLOCK_ROWS = 512
+# Below this many multiply-adds a block is computed with einsum's own loops instead of BLAS:
+# as fast for small executions, and it never wakes BLAS worker threads, whose spinning costs
+# more than the product itself when the CPU is shared (docs/benchmarks.md: 100-call runs).
+SMALL_GRAM = 1 << 24
 
 
 def _compress(parent: np.ndarray) -> np.ndarray:
@@ -56,7 +61,11 @@ def similar_components(vectors: np.ndarray, threshold: float,
     one = np.float32(1.0)
     for start in range(0, n, block_rows):
         stop = min(n, start + block_rows)
-        gram = vectors[start:stop] @ vectors[start:].T
+        rows, cols = vectors[start:stop], vectors[start:]
+        if rows.shape[0] * cols.shape[0] * vectors.shape[1] <= SMALL_GRAM:
+            gram = np.einsum("ik,jk->ij", rows, cols, optimize=False)
+        else:
+            gram = rows @ cols.T
         close = (one - gram) < limit
         diagonal = np.arange(stop - start)
         close[diagonal, diagonal] = False  # a vector is not its own edge
