@@ -116,8 +116,8 @@ class Platform:
             raise LoopsenseError("SKILL_NOT_AVAILABLE_FOR_PLAN",
                                  f"the {plan.name} plan does not include this skill")
         now = self.clock()
-        if not self.metering.admit(identity.tenant_id, int(now.timestamp()),
-                                   plan.requests_per_second):
+        epoch = int(now.timestamp())
+        if not self.metering.admit(identity.tenant_id, epoch, plan.requests_per_second):
             raise LoopsenseError(
                 "TENANT_RATE_LIMITED",
                 f"more than {plan.requests_per_second} requests per second", retry_after=1)
@@ -134,7 +134,6 @@ class Platform:
             execution_id=str(uuid.uuid4()), skill_key=skill.key, skill_version=skill.version,
             credits=skill.cost, at=now.isoformat(timespec="milliseconds"),
             duration_ms=int((time.perf_counter() - started) * 1000), status="succeeded")
-        epoch = int(now.timestamp())
         once = None if once_key is None else Once(once_key, epoch, epoch + REPLAY_WINDOW_S)
         execution_id = self.metering.charge(identity.tenant_id, period,
                                             plan.credits_per_month, record, once)
