@@ -32,6 +32,7 @@ from loopsense.settings import Settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client
 from loopsense.store.metering import Metering
+from tests.concurrency import all_at_once
 from tests.e2e.server import Response, Server, start_server
 
 LOOP = {"events": [{"action": "search"}, {"action": "click"}] * 3}
@@ -64,18 +65,6 @@ class Operator:
 
 
 # helpers ----------------------------------------------------------------------------------------
-def all_at_once(calls: list[Callable[[], Any]]) -> list[Any]:
-    """Run every call in its own thread, released together; results in the calls' order."""
-    barrier = threading.Barrier(len(calls))
-
-    def released(call: Callable[[], Any]) -> Any:
-        barrier.wait(timeout=30)
-        return call()
-
-    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
-        return list(pool.map(released, calls))
-
-
 def error_of(answer: Response) -> dict[str, Any]:
     error: dict[str, Any] = answer.json()["error"]
     return error

@@ -16,14 +16,11 @@ module-scoped fixture, stopped (and the environment it changed restored) at the 
 from __future__ import annotations
 
 import os
-import threading
 import uuid
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
 
 import pytest
 
@@ -32,6 +29,7 @@ from loopsense.settings import Settings
 from loopsense.store.dynamo import Dynamo, make_client
 from loopsense.store.metering import Metering, Once, UsageRecord
 from loopsense.store.tables import create_tables
+from tests.concurrency import all_at_once
 
 PERIOD = "2026-11"
 QUOTA = 10
@@ -70,18 +68,6 @@ def record(execution_id: str) -> UsageRecord:
                        skill_version="1.0.0", credits=1,
                        at=datetime.now(UTC).isoformat(timespec="milliseconds"), duration_ms=1,
                        status="succeeded")
-
-
-def all_at_once(calls: list[Callable[[], Any]]) -> list[Any]:
-    """Run every call in its own thread, released together; results in the calls' order."""
-    barrier = threading.Barrier(len(calls))
-
-    def released(call: Callable[[], Any]) -> Any:
-        barrier.wait(timeout=30)
-        return call()
-
-    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
-        return list(pool.map(released, calls))
 
 
 def meterings(store: Store, paths: str, count: int) -> list[Metering]:
