@@ -298,6 +298,54 @@ def compare_sklearn(reps: int) -> None:
     for key in ("words", "chars"):
         ratio = summary(times[key])["median"] / base
         print(f"  [info] sklearn {key} / ours (medians): {ratio:.1f}x")
+    quality_on_the_set(TfidfVectorizer, cosine_similarity, csr_matrix, connected_components)
+
+
+def quality_on_the_set(tfidf: Any, cosine: Any, csr: Any, components: Any) -> None:
+    """The three pipelines on tests/data/loops_quality.json: the same per-model clusters of
+    >= 3 (not all identical), scored on events as tests/unit/test_loops_quality.py does."""
+    from itertools import chain
+
+    data = json.loads((ROOT / "tests/data/loops_quality.json").read_text(encoding="utf-8"))
+
+    def sklearn_labels(texts: list[str], **options: Any) -> np.ndarray:
+        try:
+            matrix = tfidf(**options).fit_transform(texts)
+        except ValueError:  # no token at all
+            return np.arange(len(texts))
+        similar = (1.0 - cosine(matrix)) < THRESHOLD
+        np.fill_diagonal(similar, False)
+        return np.asarray(components(csr(similar), directed=False)[1])
+
+    pipelines: dict[str, Callable[[list[str]], np.ndarray]] = {
+        "loopsense (lexical vectorizer)": lambda t: similar_components(vectorize(t), THRESHOLD),
+        "sklearn words": lambda t: sklearn_labels(t),
+        "sklearn char 4-grams, sublinear": lambda t: sklearn_labels(
+            t, analyzer="char", ngram_range=(4, 4), sublinear_tf=True),
+    }
+    print(f"\n   quality on {len(data)} labelled executions (events; as in the unit test):")
+    for name, labels_of in pipelines.items():
+        tp = fp = fn = 0
+        wrong = []
+        for ex in data:
+            by_model: dict[str, list[tuple[int, str]]] = {}
+            for i, e in enumerate(ex["input"]["events"]):
+                if e["type"] == "llm_call":
+                    by_model.setdefault(e["model"], []).append((i, e["user_message"]))
+            found = []
+            for items in by_model.values():
+                labels = labels_of([m for _, m in items])
+                for cluster in clusters_of(labels):
+                    if len({items[k][1] for k in cluster}) > 1:
+                        found.append(sorted(items[k][0] for k in cluster))
+            expected = ex["expected"]["similar_call"]
+            p = set(chain.from_iterable(found))
+            e_ = set(chain.from_iterable(expected))
+            tp, fp, fn = tp + len(p & e_), fp + len(p - e_), fn + len(e_ - p)
+            if sorted(found) != sorted(expected):
+                wrong.append(ex["id"])
+        print(f"   {name:<34} precision {tp / (tp + fp):.3f} recall {tp / (tp + fn):.3f}; "
+              f"wrong: {', '.join(wrong)}")
 
 
 # --------------------------------------------------------------------------------------------
