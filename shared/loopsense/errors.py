@@ -45,6 +45,10 @@ ERRORS: dict[str, ErrorKind] = {
     "LOOPS_EVENT_LIMIT_EXCEEDED": ErrorKind(
         429, False, "send at most 10,000 events and 5 MiB per call (split the execution)"
     ),
+    # PUT /v1/me/time-budget-config, PUT /v1/detector-thresholds (spec/thresholds.md)
+    "TIME_BUDGET_ABOVE_PLAN_CAP": ErrorKind(
+        400, False, "send a time_budget_ms at most the plan's max_time_budget_ms, or upgrade"
+    ),
     # GET /v1/playbooks/{name}
     "PLAYBOOK_NOT_FOUND": ErrorKind(
         404, False, "use identical_call, similar_call, step_count or time_budget"

@@ -27,10 +27,10 @@ LOOP = {"events": [{"action": "a"}] * 3}
 class FixedInvoker:
     """Runs the real skill in the calling thread (the thread pool is tested end to end)."""
 
-    def invoke(self, skill, raw_input, request_id):
+    def invoke(self, skill, raw_input, request_id, tenant_thresholds=None):
         from loopsense.platform.skill_call import call_skill
 
-        return call_skill(skill, raw_input, request_id)
+        return call_skill(skill, raw_input, request_id, tenant_thresholds)
 
 
 @pytest.fixture

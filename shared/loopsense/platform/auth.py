@@ -7,10 +7,13 @@ reach the caller in the one envelope (docs/decisions.md).
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from loopsense import jsonio
 from loopsense.errors import LoopsenseError
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import unavailable
@@ -25,6 +28,9 @@ class Identity:
     key_id: str
     plan: str
     scopes: tuple[str, ...]
+    # The tenant item's `thresholds` map as stored (platform.tenant_settings checks it): read
+    # with the tenant by the authorizer, so the router needs no second read of the item.
+    thresholds: Mapping[str, Any] = field(default_factory=dict)
 
     def grants(self, skill_key: str) -> bool:
         return "*" in self.scopes or skill_key in self.scopes
@@ -47,7 +53,9 @@ def authenticate(authorization: str | None, accounts: Accounts) -> Identity:
     tenant = accounts.tenant(key.tenant_id)
     if tenant is None or tenant.get("status") != "active":
         raise unauthorized("the key's tenant is not active")
-    return Identity(key.tenant_id, key.key_id, tenant["plan"], key.scopes)
+    stored = tenant.get("thresholds")
+    return Identity(key.tenant_id, key.key_id, tenant["plan"], key.scopes,
+                    stored if isinstance(stored, dict) else {})
 
 
 def authorizer_context(authorization: str | None, accounts: Accounts) -> dict[str, Any]:
@@ -56,8 +64,9 @@ def authorizer_context(authorization: str | None, accounts: Accounts) -> dict[st
         identity = authenticate(authorization, accounts)
     except LoopsenseError as error:
         return {"authError": error.code, "authReason": error.message}
+    # Context values are strings: the thresholds map travels as JSON.
     return {"tenantId": identity.tenant_id, "keyId": identity.key_id, "plan": identity.plan,
-            "scopes": ",".join(identity.scopes)}
+            "scopes": ",".join(identity.scopes), "thresholds": jsonio.dumps(identity.thresholds)}
 
 
 def identity_from_context(context: dict[str, Any]) -> Identity:
@@ -69,4 +78,14 @@ def identity_from_context(context: dict[str, Any]) -> Identity:
             raise unavailable()
         raise unauthorized(str(message))
     scopes = tuple(s for s in str(context.get("scopes", "")).split(",") if s)
-    return Identity(str(context["tenantId"]), str(context["keyId"]), str(context["plan"]), scopes)
+    return Identity(str(context["tenantId"]), str(context["keyId"]), str(context["plan"]), scopes,
+                    _thresholds(context.get("thresholds")))
+
+
+def _thresholds(raw: Any) -> dict[str, Any]:
+    """The context's thresholds JSON; absent or unreadable: none (the defaults apply)."""
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

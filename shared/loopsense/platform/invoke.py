@@ -1,14 +1,16 @@
 """Running a skill for the router: its own Lambda by name on AWS, a worker thread locally.
 
 Either way the skill answers ``{"output": ...}`` or the error envelope (platform/skill_call.py),
-and a skill that runs past its time budget is EXECUTION_TIMEOUT: its late answer is discarded
-and nothing is charged.
+given the tenant's thresholds as the router hands them over (``tenant_thresholds``; the Lambda
+payload's ``tenantThresholds``). A skill that runs past its time budget is EXECUTION_TIMEOUT:
+its late answer is discarded and nothing is charged.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol
@@ -23,7 +25,8 @@ def timed_out() -> LoopsenseError:
 
 
 class Invoker(Protocol):
-    def invoke(self, skill: Skill, raw_input: Any, request_id: str) -> dict[str, Any]: ...
+    def invoke(self, skill: Skill, raw_input: Any, request_id: str,
+               tenant_thresholds: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
 
 
 class InProcessInvoker:
@@ -32,8 +35,9 @@ class InProcessInvoker:
     def __init__(self, workers: int = 16) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="skill")
 
-    def invoke(self, skill: Skill, raw_input: Any, request_id: str) -> dict[str, Any]:
-        future = self._pool.submit(call_skill, skill, raw_input, request_id)
+    def invoke(self, skill: Skill, raw_input: Any, request_id: str,
+               tenant_thresholds: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        future = self._pool.submit(call_skill, skill, raw_input, request_id, tenant_thresholds)
         try:
             return future.result(timeout=skill.timeout_ms / 1000)
         except FutureTimeout:
@@ -54,10 +58,14 @@ class LambdaInvoker:
             "lambda", config=Config(read_timeout=900, retries={"max_attempts": 0})
         )
 
-    def invoke(self, skill: Skill, raw_input: Any, request_id: str) -> dict[str, Any]:
+    def invoke(self, skill: Skill, raw_input: Any, request_id: str,
+               tenant_thresholds: Mapping[str, Any] | None = None) -> dict[str, Any]:
         from botocore.exceptions import ReadTimeoutError
 
-        payload = json.dumps({"input": raw_input, "requestId": request_id}).encode()
+        event: dict[str, Any] = {"input": raw_input, "requestId": request_id}
+        if tenant_thresholds is not None:
+            event["tenantThresholds"] = dict(tenant_thresholds)
+        payload = json.dumps(event).encode()
         try:
             answer = self._client.invoke(FunctionName=os.environ[function_env_name(skill)],
                                          Payload=payload)

@@ -2,7 +2,8 @@
 
 authenticate -> parse the envelope -> idempotency -> find the skill -> key grant -> plan ->
 rate limit -> quota -> run the skill -> charge. Any failure answers the error envelope and
-charges nothing; a crash is INTERNAL_ERROR.
+charges nothing; a crash is INTERNAL_ERROR. The skill gets the tenant's thresholds, which the
+authorizer read with the tenant's item (platform.tenant_settings.applied).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from loopsense.platform.http import Request, error_response, json_response
 from loopsense.platform.idempotency import KEY_HEADER, REPLAY_WINDOW_S, Idempotency, check_key
 from loopsense.platform.invoke import Invoker
 from loopsense.platform.plans import resolve_plan
-from loopsense.store.accounts import Accounts
+from loopsense.platform.tenant_settings import applied, plan_cap, valid_stored
+from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.metering import Metering, Once, UsageRecord
 from loopsense.validation import from_pydantic
 
@@ -127,7 +129,8 @@ class Platform:
             retry_after=next_month_in_seconds(now))
         if self.metering.used(identity.tenant_id, period) + skill.cost > plan.credits_per_month:
             raise quota_error
-        answer = self.invoker.invoke(skill, envelope.input, request.request_id)
+        answer = self.invoker.invoke(skill, envelope.input, request.request_id,
+                                     tenant_thresholds(identity, plan))
         if "error" in answer:
             raise _skill_error(answer["error"])
         record = UsageRecord(
@@ -143,6 +146,16 @@ class Platform:
             "executionId": execution_id, "skillKey": skill.key, "skillVersion": skill.version,
             "output": answer["output"], "billing": {"credits": skill.cost},
         }, {"X-Request-Id": request.request_id})
+
+
+def tenant_thresholds(identity: Identity, plan: Plan) -> dict[str, Any]:
+    """The tenant's thresholds (read by the authorizer with the tenant) and the plan's cap on
+    time_budget_ms, as the skill gets them; stored values no longer valid are ignored."""
+    ignored = valid_stored(identity.thresholds)[1]
+    if ignored:
+        logger.warning("stored thresholds ignored", extra={"tenant": identity.tenant_id,
+                                                           "thresholds": ignored})
+    return applied(identity.thresholds, plan_cap(plan))
 
 
 def _skill_error(error: dict[str, Any]) -> LoopsenseError:

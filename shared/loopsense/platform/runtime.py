@@ -7,6 +7,7 @@ from functools import lru_cache
 from loopsense.platform.idempotency import Idempotency
 from loopsense.platform.invoke import InProcessInvoker, Invoker, LambdaInvoker
 from loopsense.platform.pipeline import Platform
+from loopsense.platform.tenant_settings import TenantSettings
 from loopsense.settings import Settings, settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client
@@ -35,3 +36,8 @@ def platform() -> Platform:
 def accounts() -> Accounts:
     config = settings()
     return Accounts(Dynamo(make_client(config)), config)
+
+
+@lru_cache(maxsize=1)
+def tenant_settings() -> TenantSettings:
+    return TenantSettings(accounts())

@@ -54,7 +54,9 @@ def skill_lambda_handler(skill: Skill) -> Callable[[dict[str, Any], Any], dict[s
     """The Lambda handler of one skill's function: its app.py is this one line of wiring.
 
     Event (direct invoke by the execute router, or `sam local invoke -e events/<skill>.json`):
-    {"input": {...}, "requestId": "..."}. Returns {"output": {...}} or the error envelope.
+    {"input": {...}, "requestId": "...", "tenantThresholds": {...}}; the last is the tenant's
+    thresholds and the plan's max_time_budget_ms, read by the router (absent: the defaults).
+    Returns {"output": {...}} or the error envelope.
     """
 
     @metrics.log_metrics
@@ -62,6 +64,8 @@ def skill_lambda_handler(skill: Skill) -> Callable[[dict[str, Any], Any], dict[s
     @tracer.capture_lambda_handler(capture_response=False, capture_error=False)
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request_id = event.get("requestId") or context.aws_request_id
-        return call_skill(skill, event.get("input"), request_id)
+        tenant = event.get("tenantThresholds")
+        return call_skill(skill, event.get("input"), request_id,
+                          tenant if isinstance(tenant, dict) else None)
 
     return lambda_handler

@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from loopsense.settings import Settings
-from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item
+from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
 
 KEY_PREFIX = "ls_"
 ALL_SKILLS = "*"
@@ -77,6 +78,42 @@ class Accounts:
                      ExpressionAttributeNames={"#p": "plan"},
                      ExpressionAttributeValues={":p": {"S": plan}})
 
+    # detector thresholds: a `thresholds` map on the tenant item (spec/thresholds.md) ----------
+    def update_thresholds(self, tenant_id: str, plan: str, values: dict[str, int | float],
+                          reset: tuple[str, ...], create: bool) -> dict[str, Any]:
+        """One conditional UpdateItem: every value in ``values`` set and every name in ``reset``
+        removed, or nothing at all. Returns the tenant item as written.
+
+        It holds only while the tenant's plan is still ``plan`` (the values were checked against
+        that plan's cap). ``create``: the tenant has no map yet, so it is written whole, on
+        condition that it is still absent; otherwise only the named entries of the existing map
+        change. ConditionFailed when the tenant is gone, its plan changed, or the map appeared or
+        disappeared meanwhile: read the tenant again and retry.
+        """
+        names = {"#t": "thresholds", "#p": "plan"}
+        args: dict[str, Any] = {":plan": plan}
+        if create:
+            expression = "SET #t = :all"
+            condition = "attribute_not_exists(#t) AND #p = :plan"
+            args[":all"] = {name: _number(v) for name, v in values.items()}
+        else:
+            sets, removes = [], []
+            for i, (name, value) in enumerate(sorted(values.items())):
+                names[f"#s{i}"], args[f":s{i}"] = name, _number(value)
+                sets.append(f"#t.#s{i} = :s{i}")
+            for i, name in enumerate(sorted(reset)):
+                names[f"#r{i}"] = name
+                removes.append(f"#t.#r{i}")
+            expression = " ".join(part for part in (
+                "SET " + ", ".join(sets) if sets else "",
+                "REMOVE " + ", ".join(removes) if removes else "") if part)
+            condition = "attribute_exists(#t) AND #p = :plan"
+        answer = self.db.call("update_item", TableName=self.s.tenants_table,
+                              Key={"tenantId": {"S": tenant_id}}, UpdateExpression=expression,
+                              ConditionExpression=condition, ExpressionAttributeNames=names,
+                              ExpressionAttributeValues=to_item(args), ReturnValues="ALL_NEW")
+        return from_item(answer["Attributes"])
+
     # plans ---------------------------------------------------------------------------------
     def stored_plan(self, name: str) -> Plan | None:
         item = self.db.get(self.s.plans_table, {"plan": name})
@@ -132,6 +169,11 @@ class Accounts:
             except ConditionFailed:
                 continue
         return bool(items)
+
+
+def _number(value: int | float) -> int | Decimal:
+    """DynamoDB numbers: floats go through their shortest decimal form (0.2 stays 0.2)."""
+    return Decimal(repr(value)) if isinstance(value, float) else value
 
 
 def _key(item: dict[str, Any]) -> ApiKey:

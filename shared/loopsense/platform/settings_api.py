@@ -1,0 +1,80 @@
+"""GET/PUT /v1/detector-thresholds and GET/PUT /v1/me/time-budget-config (spec/thresholds.md).
+
+Authenticated like every route (the authorizer's context names the tenant; any valid key of the
+tenant may read and change its settings); free and not rate limited. The rules are
+loopsense.platform.tenant_settings; this module maps HTTP API (payload 2.0) events onto them
+and every failure onto the one error envelope.
+
+Routes are dispatched on the event's ``routeKey`` rather than with Powertools'
+APIGatewayHttpResolver: the resolver keeps the current event in a class attribute shared by the
+whole process, and the local server runs handlers in concurrent threads (docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from loopsense import jsonio
+from loopsense.errors import LoopsenseError, validation_error
+from loopsense.observability import logger, metrics
+from loopsense.platform.auth import identity_from_context
+from loopsense.platform.http import error_response, json_response, request_from_event
+from loopsense.platform.tenant_settings import MAX_BODY_BYTES, TenantSettings
+from loopsense.skills.thresholds import THRESHOLDS
+
+THRESHOLDS_PATH = "/v1/detector-thresholds"
+TIME_BUDGET_PATH = "/v1/me/time-budget-config"
+
+Action = Callable[[TenantSettings, str, Any], dict[str, Any]]
+ROUTES: dict[str, Action] = {
+    f"GET {THRESHOLDS_PATH}": lambda service, tenant, _: service.thresholds(tenant),
+    f"PUT {THRESHOLDS_PATH}": lambda service, tenant, body: service.set_thresholds(tenant, body),
+    f"GET {TIME_BUDGET_PATH}": lambda service, tenant, _: service.time_budget(tenant),
+    f"PUT {TIME_BUDGET_PATH}": lambda service, tenant, body: service.set_time_budget(tenant,
+                                                                                     body),
+}
+
+
+def parse_body(raw: bytes) -> Any:
+    if len(raw) > MAX_BODY_BYTES:
+        raise validation_error("body", f"must be at most {MAX_BODY_BYTES} bytes")
+    return jsonio.loads(raw)
+
+
+def handle(event: dict[str, Any], service: TenantSettings) -> dict[str, Any]:
+    """An HTTP API (payload 2.0) event of one of the four routes -> its response."""
+    started = time.perf_counter()
+    request = request_from_event(event)
+    route = str(event.get("routeKey") or f"{request.method} {request.path}")
+    code, tenant, names = "OK", None, None
+    try:
+        tenant = identity_from_context(request.authorizer).tenant_id
+        action = ROUTES.get(route)
+        if action is None:
+            raise LoopsenseError("ROUTE_NOT_FOUND", "no such route")
+        body = parse_body(request.body) if route.startswith("PUT ") else None
+        if isinstance(body, dict):  # logged: the known names only (others are caller content)
+            names = sorted(name for name in body if name in THRESHOLDS)
+        answer = action(service, tenant, body)
+        return json_response(200, answer, {"X-Request-Id": request.request_id})
+    except LoopsenseError as error:
+        code = error.code
+        return error_response(error, request.request_id)
+    except Exception as exc:  # noqa: BLE001 - every failure answers in the envelope
+        code = "INTERNAL_ERROR"
+        logger.error("settings crashed", extra={"exception": type(exc).__name__,
+                                                "request_id": request.request_id})
+        return error_response(LoopsenseError("INTERNAL_ERROR", "unexpected failure"),
+                              request.request_id)
+    finally:
+        metrics.add_metric(name="SettingsRequests", unit=MetricUnit.Count, value=1)
+        if code != "OK":
+            metrics.add_metric(name="SettingsErrors", unit=MetricUnit.Count, value=1)
+        logger.info("settings", extra={
+            "tenant": tenant, "route": route if route in ROUTES else None, "code": code,
+            "names": names, "body_bytes": len(request.body), "request_id": request.request_id,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 3)})
