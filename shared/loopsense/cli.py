@@ -116,6 +116,30 @@ def cmd_operator(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_thresholds(args: argparse.Namespace) -> int:
+    """A tenant's detector thresholds: --tenant T against the store, or --api-url/--api-key."""
+    from loopsense import thresholds_cli as tc
+
+    try:
+        where = tc.target(args.tenant, args.api_url, args.api_key)
+        body = tc.parse_assignments(args.pairs) if args.sub == "set" else None
+    except tc.UsageError as problem:
+        print(f"loopsense: {problem}", file=sys.stderr)
+        return 2
+    service = None
+    if where.tenant is not None:
+        from loopsense.platform.tenant_settings import TenantSettings
+
+        service = TenantSettings(_store(args)[0])
+    try:
+        ok, answer = tc.run(args.sub, where, body, service)
+    except tc.UsageError as problem:
+        print(f"loopsense: {problem}", file=sys.stderr)
+        return 2
+    print(jsonio.dumps(answer), file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loopsense", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -178,6 +202,24 @@ def build_parser() -> argparse.ArgumentParser:
     plan_set.add_argument("--rps", type=int)
     plan_set.add_argument("--skills", default=None, help="comma-separated, * = all")
     plan_set.add_argument("--max-time-budget-ms", type=int)
+
+    thresholds = commands.add_parser(
+        "thresholds", help="a tenant's detector thresholds (spec/thresholds.md)")
+    thresholds_cmds = thresholds.add_subparsers(dest="sub", required=True)
+    for name, help_text in (("get", "every threshold: value, default, bounds, own setting"),
+                            ("set", "change some, all or nothing: NAME=VALUE (null = default)")):
+        sub = thresholds_cmds.add_parser(name, help=help_text)
+        if name == "set":
+            sub.add_argument("pairs", nargs="+", metavar="NAME=VALUE")
+        sub.add_argument("--tenant", default=None, help="operator: this tenant, in the store")
+        sub.add_argument("--dynamodb-endpoint", default=None,
+                         help="with --tenant: store endpoint (default: "
+                              "LOOPSENSE_DYNAMODB_ENDPOINT or AWS)")
+        sub.add_argument("--api-url", default=None,
+                         help="tenant: the API's base URL (default: LOOPSENSE_BASE_URL)")
+        sub.add_argument("--api-key", default=None,
+                         help="tenant: an API key (default: LOOPSENSE_API_KEY)")
+        sub.set_defaults(handler=cmd_thresholds)
 
     usage = operator_command(commands, "usage", "usage", "a tenant's credits and calls")
     usage.add_argument("tenant")

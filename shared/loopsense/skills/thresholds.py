@@ -43,10 +43,10 @@ THRESHOLDS: dict[str, Threshold] = {
 def check(name: str, value: Any, path: str) -> int | float:
     """``value`` if it is of the threshold's type and within its bounds, else VALIDATION_ERROR."""
     spec = THRESHOLDS[name]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise validation_error(path, f"must be a number from {spec.low} to {spec.high}")
-    if spec.kind is int and not isinstance(value, int):
-        raise validation_error(path, f"must be an integer from {spec.low} to {spec.high}")
+    wrong_type = isinstance(value, bool) or not isinstance(value, int | float)
+    if wrong_type or (spec.kind is int and not isinstance(value, int)):
+        kind = "an integer" if spec.kind is int else "a number"
+        raise validation_error(path, f"must be {kind} from {spec.low} to {spec.high}")
     if not spec.low <= value <= spec.high:
         raise validation_error(path, f"must be from {spec.low} to {spec.high}")
     return value
