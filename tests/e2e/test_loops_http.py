@@ -82,6 +82,17 @@ def test_a_hobby_tenant_can_run_it(server: Server):
     assert [f["signature"] for f in answer.json()["output"]["findings"]] == SIGNATURES
 
 
+def test_the_hobby_plan_caps_a_per_call_time_budget(server: Server):
+    tenant = server.operator("tenants", "create", "--plan", "hobby")["tenantId"]
+    key = server.operator("keys", "issue", tenant, "--skills", SKILL)["apiKey"]
+    answer = server.execute(SKILL, {"events": [{"type": "tool_call"}], "durationMs": 700_000,
+                                    "thresholds": {"time_budget_ms": 3_600_000}}, key=key)
+    assert answer.status == 200, answer.body
+    output = answer.json()["output"]
+    assert output["thresholds"]["time_budget_ms"] == 600_000  # hobby: 10 minutes
+    assert [f["signature"] for f in output["findings"]] == ["loops/time_budget_10m+"]
+
+
 def test_no_submitted_content_in_the_answer_or_the_server_output(server: Server):
     events = [{"type": "llm_call", "model": MARK, "user_message": f"{MARK} attempt {i}",
                "timestamp": 1_773_306_843_000 + 40_000 * i, MARK: MARK} for i in range(12)]
