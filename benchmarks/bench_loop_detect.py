@@ -21,14 +21,12 @@ See benchmarks/README.md for what each figure means.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import platform
 import random
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +40,7 @@ for path in (ROOT, ROOT / "shared"):  # tests.naive_cycles, and loopsense withou
 import numpy as np  # noqa: E402
 import pydantic  # noqa: E402
 
+from benchmarks.harness import measure, table, verdict  # noqa: E402
 from loopsense import jsonio  # noqa: E402
 from loopsense.core.cycles import find_cycle  # noqa: E402
 from loopsense.skills import loop_detect  # noqa: E402
@@ -123,55 +122,6 @@ def span_tuple(span: Any) -> tuple[int, int, int, int] | None:
 
 # --------------------------------------------------------------------------------------------
 # Timing
-
-
-def measure(cases: dict[str, Callable[[], Any]], reps: int, warmup: int) -> dict[str, list[float]]:
-    """Seconds per call of each case: warm-up calls, then ``reps`` rounds, one call of every case
-    per round (interleaved), garbage collector off while timing."""
-    for fn in cases.values():
-        for _ in range(warmup):
-            fn()
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    clock = time.perf_counter
-    gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(reps):
-            for name, fn in cases.items():
-                t0 = clock()
-                fn()
-                times[name].append(clock() - t0)
-            gc.collect()  # between rounds, outside the timed calls
-    finally:
-        if was_enabled:
-            gc.enable()
-    return times
-
-
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, -(-95 * len(ordered) // 100) - 1)]  # nearest rank
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:10.3f}"
-
-
-def table(title: str, rows: list[tuple[str, list[float]]], baseline: str) -> None:
-    """One row per case: median, p95, min (ms) and the ratio of medians to ``baseline``."""
-    base = statistics.median(dict(rows)[baseline])
-    print(f"\n{title}")
-    print(f"  {'case':<46} {'median ms':>10} {'p95 ms':>10} {'min ms':>10} {'x baseline':>11}")
-    for name, values in rows:
-        med = statistics.median(values)
-        print(f"  {name:<46} {ms(med)} {ms(p95(values))} {ms(min(values))} {med / base:10.2f}x")
-
-
-def verdict(label: str, ok: bool, detail: str) -> str:
-    line = f"  [{'MET' if ok else 'NOT MET'}] {label}: {detail}"
-    print(line)
-    return line
 
 
 # --------------------------------------------------------------------------------------------

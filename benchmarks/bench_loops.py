@@ -38,7 +38,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -52,6 +51,7 @@ for path in (ROOT, ROOT / "shared"):  # loopsense without installing
 
 import numpy as np  # noqa: E402
 
+from benchmarks.harness import measure, p95, verdict  # noqa: E402
 from loopsense import jsonio  # noqa: E402
 from loopsense.core.lexvec import vectorize  # noqa: E402
 from loopsense.core.similarity import similar_components  # noqa: E402
@@ -123,31 +123,6 @@ def body_of(texts: list[str]) -> bytes:
 
 # --------------------------------------------------------------------------------------------
 # Timing
-
-
-def measure(cases: dict[str, Callable[[], Any]], reps: int, warmup: int) -> dict[str, list[float]]:
-    """Seconds per call of each case; ``reps`` interleaved rounds, GC off while timing."""
-    for fn in cases.values():
-        for _ in range(warmup):
-            fn()
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(reps):
-            for name, fn in cases.items():
-                t0 = time.perf_counter()
-                fn()
-                times[name].append(time.perf_counter() - t0)
-            gc.collect()
-    finally:
-        gc.enable()
-    return times
-
-
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, -(-95 * len(ordered) // 100) - 1)]
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -349,10 +324,6 @@ def quality_on_the_set(tfidf: Any, cosine: Any, csr: Any, components: Any) -> No
 
 
 # --------------------------------------------------------------------------------------------
-
-
-def verdict(label: str, ok: bool, detail: str) -> None:
-    print(f"  [{'MET' if ok else 'NOT MET'}] {label}: {detail}")
 
 
 def main(argv: list[str] | None = None) -> int:

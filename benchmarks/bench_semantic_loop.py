@@ -24,7 +24,6 @@ See benchmarks/README.md for what each figure means.
 from __future__ import annotations
 
 import argparse
-import gc
 import hashlib
 import json
 import os
@@ -32,7 +31,6 @@ import platform
 import random
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +43,7 @@ for path in (ROOT, ROOT / "shared"):  # loopsense without installing
 
 import pydantic  # noqa: E402
 
+from benchmarks.harness import measure, table, verdict  # noqa: E402
 from loopsense import jsonio  # noqa: E402
 from loopsense.core import canonical  # noqa: E402
 from loopsense.skills import semantic_loop  # noqa: E402
@@ -141,50 +140,6 @@ def trace(metadata: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
 # Timing (the same method as bench_loop_detect.py)
 
 
-def measure(cases: dict[str, Callable[[], Any]], reps: int, warmup: int) -> dict[str, list[float]]:
-    for fn in cases.values():
-        for _ in range(warmup):
-            fn()
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    clock = time.perf_counter
-    gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(reps):
-            for name, fn in cases.items():
-                t0 = clock()
-                fn()
-                times[name].append(clock() - t0)
-            gc.collect()
-    finally:
-        if was_enabled:
-            gc.enable()
-    return times
-
-
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, -(-95 * len(ordered) // 100) - 1)]  # nearest rank
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:10.3f}"
-
-
-def table(title: str, rows: list[tuple[str, list[float]]], baseline: str) -> None:
-    base = statistics.median(dict(rows)[baseline])
-    print(f"\n{title}")
-    print(f"  {'case':<52} {'median ms':>10} {'p95 ms':>10} {'min ms':>10} {'x baseline':>11}")
-    for name, values in rows:
-        med = statistics.median(values)
-        print(f"  {name:<52} {ms(med)} {ms(p95(values))} {ms(min(values))} {med / base:10.2f}x")
-
-
-def verdict(label: str, ok: bool, detail: str) -> None:
-    print(f"  [{'MET' if ok else 'NOT MET'}] {label}: {detail}")
-
-
 # --------------------------------------------------------------------------------------------
 # Parts
 
@@ -232,7 +187,7 @@ def canonical_part(reps: int) -> float:
     del encoded
     times = measure(cases, reps=reps, warmup=3)
     table(f"   {reps} interleaved rounds; each case processes all {len(data):,} checkpoints",
-          list(times.items()), baseline=base_name)
+          list(times.items()), baseline=base_name, width=52)
     ratio = (statistics.median(times["canonical_hash(m) (the skill's path)"])
              / statistics.median(times[base_name]))
     per = statistics.median(times["canonical_hash(m) (the skill's path)"]) / len(data)
@@ -265,7 +220,7 @@ def skill_part(reps: int) -> float:
     }
     times = measure(cases, reps=reps, warmup=2)
     table(f"   {reps} interleaved rounds; ratios are medians against json.loads of the same bytes",
-          list(times.items()), baseline=base_name)
+          list(times.items()), baseline=base_name, width=52)
     return statistics.median(times["whole skill call"]) / statistics.median(times[base_name])
 
 

@@ -1,0 +1,58 @@
+"""What every benchmark here shares: interleaved timing and the way results are printed."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def measure(cases: dict[str, Callable[[], Any]], reps: int, warmup: int) -> dict[str, list[float]]:
+    """Seconds per call of each case: warm-up calls, then ``reps`` rounds, one call of every case
+    per round (interleaved, so a noisy neighbour slows all cases alike), GC off while timing."""
+    for fn in cases.values():
+        for _ in range(warmup):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(reps):
+            for name, fn in cases.items():
+                t0 = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t0)
+            gc.collect()  # between rounds, outside the timed calls
+    finally:
+        if was_enabled:
+            gc.enable()
+    return times
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, -(-95 * len(ordered) // 100) - 1)]  # nearest rank
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:10.3f}"
+
+
+def table(title: str, rows: list[tuple[str, list[float]]], baseline: str, width: int = 46) -> None:
+    """One row per case: median, p95, min (ms) and the ratio of medians to ``baseline``."""
+    base = statistics.median(dict(rows)[baseline])
+    print(f"\n{title}")
+    print(f"  {'case':<{width}} {'median ms':>10} {'p95 ms':>10} {'min ms':>10} {'x baseline':>11}")
+    for name, values in rows:
+        med = statistics.median(values)
+        print(f"  {name:<{width}} {ms(med)} {ms(p95(values))} {ms(min(values))} "
+              f"{med / base:10.2f}x")
+
+
+def verdict(label: str, ok: bool, detail: str) -> str:
+    line = f"  [{'MET' if ok else 'NOT MET'}] {label}: {detail}"
+    print(line)
+    return line
