@@ -1,0 +1,302 @@
+"""The client: ``execute`` with typed errors, safe retries and one Idempotency-Key per call.
+
+Retries (``Client(max_attempts=4, deadline=30.0, backoff_base=0.2, backoff_max=5.0)``):
+
+- Only errors whose ``retryable`` is true are retried: what the server marks retryable (429 rate
+  and quota, 409 in progress, 500, 503, 504) and network failures (``ConnectionError``,
+  ``RequestTimeoutError``). A 400/401/403/404 is raised at once.
+- The wait before retry *n* (n = 1, 2, ...) is full jitter,
+  ``uniform(0, min(backoff_max, backoff_base * 2 ** (n - 1)))``, raised to the answer's
+  ``Retry-After`` when it has one (never shorter than the server asked).
+- ``deadline`` bounds the whole call, waits included: a wait that would end past it is not
+  slept, the last error is raised instead; each request's timeout is
+  ``min(timeout, time left)``. ``max_attempts`` bounds the requests (1 = no retries).
+- Every ``execute`` sends an ``Idempotency-Key`` (a uuid4, or yours) made once per call and
+  sent again on each of its retries: the server answers a repeat with the first response,
+  charged once, even when the first answer was lost on the way back.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import random as _random
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast, overload
+
+from loopsense_sdk import __version__
+from loopsense_sdk.errors import (
+    ConnectionError,
+    LoopsenseError,
+    RequestTimeoutError,
+    error_from_response,
+)
+from loopsense_sdk.types import (
+    ExecuteResponse,
+    LoopDetectInput,
+    LoopDetectOutput,
+    LoopsInput,
+    LoopsOutput,
+    LoopsThresholds,
+    SemanticLoopInput,
+    SemanticLoopOutput,
+    SemanticLoopThresholds,
+    TelemetryEvent,
+)
+
+__all__ = ["DEFAULT_BASE_URL", "Client", "HttpRequest", "HttpResponse", "Transport",
+           "checkpoint", "urllib_transport"]
+
+DEFAULT_BASE_URL = "http://127.0.0.1:3000"  # `loopsense serve`; a deployment: its ApiUrl
+API_KEY_ENV = "LOOPSENSE_API_KEY"
+BASE_URL_ENV = "LOOPSENSE_BASE_URL"
+
+log = logging.getLogger("loopsense_sdk")
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes | None
+    timeout: float  # seconds
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    status: int
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+
+# Sends one request; answers any HTTP status; raises ConnectionError (or RequestTimeoutError)
+# when there is no answer. Replaceable (Client(transport=...)) for tests or another HTTP stack.
+Transport = Callable[[HttpRequest], HttpResponse]
+
+_opener = urllib.request.build_opener()  # honours HTTP(S)_PROXY / NO_PROXY like urlopen
+
+
+def urllib_transport(request: HttpRequest) -> HttpResponse:
+    """The default transport: the standard library's urllib, one connection per request."""
+    req = urllib.request.Request(request.url, data=request.body, headers=request.headers,
+                                 method=request.method)
+    try:
+        with _opener.open(req, timeout=request.timeout) as answer:
+            return HttpResponse(answer.status, dict(answer.headers.items()), answer.read())
+    except urllib.error.HTTPError as error:  # a non-2xx answer: still an answer
+        with error:
+            return HttpResponse(error.code, dict(error.headers.items()), error.read())
+    except urllib.error.URLError as error:
+        if isinstance(error.reason, TimeoutError):
+            raise RequestTimeoutError(f"no answer within {request.timeout:.3g} s") from error
+        raise ConnectionError(f"could not reach the API: {error.reason}") from error
+    except TimeoutError as error:  # socket.timeout is TimeoutError
+        raise RequestTimeoutError(f"no answer within {request.timeout:.3g} s") from error
+    except (OSError, http.client.HTTPException) as error:
+        raise ConnectionError(f"the connection failed: {type(error).__name__}") from error
+
+
+def checkpoint(name: str | None = None, /, **state: Any) -> TelemetryEvent:
+    """A checkpoint event for agent.semantic_loop: the keyword arguments become ``metadata``.
+
+    ``checkpoint("plan", goal="book a flight", step=3)`` ->
+    ``{"type": "checkpoint", "name": "plan", "metadata": {"goal": "book a flight", "step": 3}}``
+    """
+    event: TelemetryEvent = {"type": "checkpoint", "metadata": state}
+    if name is not None:
+        event["name"] = name
+    return event
+
+
+class Client:
+    """A loopsense API client. Thread-safe: it holds configuration only.
+
+    ``api_key`` defaults to ``$LOOPSENSE_API_KEY`` and ``base_url`` to ``$LOOPSENSE_BASE_URL``,
+    else ``http://127.0.0.1:3000`` (the local server, ``loopsense serve``); for a deployment
+    give its API URL. ``timeout`` is per request, ``deadline`` per call (retries and waits
+    included), both in seconds. ``sleep``, ``random`` (a float in [0, 1)), ``clock`` (monotonic
+    seconds) and ``transport`` are injectable for tests.
+    """
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
+                 timeout: float = 10.0, max_attempts: int = 4, deadline: float = 30.0,
+                 backoff_base: float = 0.2, backoff_max: float = 5.0,
+                 transport: Transport | None = None,
+                 sleep: Callable[[float], None] = time.sleep,
+                 random: Callable[[], float] = _random.random,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
+        if not key:
+            raise ValueError(f"no API key: pass api_key=... or set {API_KEY_ENV}")
+        url = base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+        if not url.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if timeout <= 0 or deadline <= 0:
+            raise ValueError("timeout and deadline must be positive")
+        if backoff_base < 0 or backoff_max < 0:
+            raise ValueError("backoff_base and backoff_max must not be negative")
+        self.api_key = key
+        self.base_url = url.rstrip("/")
+        self.timeout = float(timeout)
+        self.max_attempts = int(max_attempts)
+        self.deadline = float(deadline)
+        self.backoff_base = float(backoff_base)
+        self.backoff_max = float(backoff_max)
+        self.transport: Transport = transport or urllib_transport
+        self._sleep = sleep
+        self._random = random
+        self._clock = clock
+
+    def __repr__(self) -> str:  # never the key
+        return (f"Client(base_url={self.base_url!r}, timeout={self.timeout}, "
+                f"max_attempts={self.max_attempts}, deadline={self.deadline})")
+
+    # ---- execute ------------------------------------------------------------------------------
+    @overload
+    def execute(self, skill_key: Literal["agent.loop_detect"], input: LoopDetectInput, *,
+                version: str | None = None, idempotency_key: str | None = None,
+                ) -> ExecuteResponse[LoopDetectOutput]: ...
+
+    @overload
+    def execute(self, skill_key: Literal["agent.semantic_loop"], input: SemanticLoopInput, *,
+                version: str | None = None, idempotency_key: str | None = None,
+                ) -> ExecuteResponse[SemanticLoopOutput]: ...
+
+    @overload
+    def execute(self, skill_key: Literal["agent.loops"], input: LoopsInput, *,
+                version: str | None = None, idempotency_key: str | None = None,
+                ) -> ExecuteResponse[LoopsOutput]: ...
+
+    @overload
+    def execute(self, skill_key: str, input: Mapping[str, Any], *,
+                version: str | None = None, idempotency_key: str | None = None,
+                ) -> ExecuteResponse[Any]: ...
+
+    def execute(self, skill_key: str, input: Any, *,  # noqa: A002 - the wire name
+                version: str | None = None, idempotency_key: str | None = None,
+                ) -> ExecuteResponse[Any]:
+        """``POST /v1/execute``: run one skill on ``input``; the answer's ``output`` is the
+        skill's result. Raises a ``LoopsenseError`` subclass (see loopsense_sdk.errors)."""
+        envelope: dict[str, Any] = {"skillKey": skill_key, "input": input}
+        if version is not None:
+            envelope["version"] = version
+        body = json.dumps(envelope, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode("utf-8")
+        key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
+        answer = self._call("POST", "/v1/execute", body, {"Idempotency-Key": key})
+        return cast(ExecuteResponse[Any], answer)
+
+    # ---- one helper per v1 skill --------------------------------------------------------------
+    def loop_detect(self, events: Sequence[Mapping[str, Any]], *, window: int | None = None,
+                    repeat_threshold: int | None = None,
+                    similarity: Literal["EXACT", "ACTION_TARGET"] | None = None,
+                    version: str | None = None, idempotency_key: str | None = None,
+                    ) -> ExecuteResponse[LoopDetectOutput]:
+        """agent.loop_detect: the earliest block of actions repeated back to back."""
+        payload: dict[str, Any] = {"events": list(events)}
+        _put(payload, "window", window)
+        _put(payload, "repeatThreshold", repeat_threshold)
+        _put(payload, "similarity", similarity)
+        answer = self.execute("agent.loop_detect", payload, version=version,
+                              idempotency_key=idempotency_key)
+        return cast(ExecuteResponse[LoopDetectOutput], answer)
+
+    def semantic_loop(self, events: Sequence[Mapping[str, Any]], *,
+                      thresholds: SemanticLoopThresholds | None = None,
+                      ignore_keys: Sequence[str] | None = None,
+                      version: str | None = None, idempotency_key: str | None = None,
+                      ) -> ExecuteResponse[SemanticLoopOutput]:
+        """agent.semantic_loop: the same checkpointed state revisited (see ``checkpoint``)."""
+        payload: dict[str, Any] = {"events": list(events)}
+        _put(payload, "thresholds", thresholds)
+        _put(payload, "ignoreKeys", None if ignore_keys is None else list(ignore_keys))
+        answer = self.execute("agent.semantic_loop", payload, version=version,
+                              idempotency_key=idempotency_key)
+        return cast(ExecuteResponse[SemanticLoopOutput], answer)
+
+    def loops(self, events: Sequence[Mapping[str, Any]], *, duration_ms: int | None = None,
+              started_at: str | None = None, ended_at: str | None = None,
+              thresholds: LoopsThresholds | None = None,
+              version: str | None = None, idempotency_key: str | None = None,
+              ) -> ExecuteResponse[LoopsOutput]:
+        """agent.loops: too many steps, the same or a similar LLM call again, over budget."""
+        payload: dict[str, Any] = {"events": list(events)}
+        _put(payload, "durationMs", duration_ms)
+        _put(payload, "startedAt", started_at)
+        _put(payload, "endedAt", ended_at)
+        _put(payload, "thresholds", thresholds)
+        answer = self.execute("agent.loops", payload, version=version,
+                              idempotency_key=idempotency_key)
+        return cast(ExecuteResponse[LoopsOutput], answer)
+
+    # ---- the retry loop -----------------------------------------------------------------------
+    def backoff(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (1 for the first): full jitter in
+        ``[0, min(backoff_max, backoff_base * 2 ** (retry - 1))]``, at least ``retry_after``."""
+        ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** (retry - 1))
+        delay = self._random() * ceiling
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return delay
+
+    def _call(self, method: str, path: str, body: bytes | None,
+              extra_headers: Mapping[str, str]) -> Any:
+        headers = {
+            "Authorization": f"Bearer {self.api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"loopsense-sdk-python/{__version__}",
+            **extra_headers,
+        }
+        url = self.base_url + path
+        start = self._clock()
+        attempt = 0
+        while True:
+            attempt += 1
+            left = self.deadline - (self._clock() - start)
+            request = HttpRequest(method, url, headers, body, min(self.timeout, max(left, 0.001)))
+            try:
+                answer = self.transport(request)
+            except LoopsenseError as failure:
+                error = failure
+            except OSError as failure:  # a custom transport's raw socket error
+                error = ConnectionError(f"the connection failed: {type(failure).__name__}")
+                error.__cause__ = failure
+            else:
+                if 200 <= answer.status < 300:
+                    return _parse_success(answer)
+                error = error_from_response(answer.status, answer.headers, answer.body)
+            error.attempts = attempt
+            if not error.retryable or attempt >= self.max_attempts:
+                raise error
+            delay = self.backoff(attempt, error.retry_after)
+            if (self._clock() - start) + delay >= self.deadline:
+                log.debug("loopsense: %s after %d attempt(s); a wait of %.3f s would pass the "
+                          "%.3f s deadline", error.code, attempt, delay, self.deadline)
+                raise error
+            log.debug("loopsense: %s on attempt %d; retrying in %.3f s", error.code, attempt,
+                      delay)
+            self._sleep(delay)
+
+
+def _put(payload: dict[str, Any], name: str, value: Any) -> None:
+    if value is not None:
+        payload[name] = value
+
+
+def _parse_success(answer: HttpResponse) -> Any:
+    try:
+        return json.loads(answer.body)
+    except ValueError:
+        raise LoopsenseError("INVALID_RESPONSE", "a 2xx answer whose body is not JSON",
+                             status=answer.status) from None
