@@ -1,0 +1,204 @@
+import { randomUUID } from "node:crypto";
+
+import { ConnectionError, LoopsenseError, errorFromResponse } from "./errors.js";
+import type { ExecuteResponse, SkillInput } from "./types.js";
+
+export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
+export const SDK_VERSION = "0.1.0";
+
+export interface ClientOptions {
+  /** Default: process.env.LOOPSENSE_API_KEY. */
+  apiKey?: string;
+  /** Default: process.env.LOOPSENSE_BASE_URL, else http://127.0.0.1:3000 (`loopsense serve`). */
+  baseUrl?: string;
+  /** One request's timeout (ms). Default 10,000. */
+  timeoutMs?: number;
+  /** Requests per execute, the first included. Default 4; 1 disables retries. */
+  maxAttempts?: number;
+  /** Total time for one execute, all attempts and waits included (ms). Default 30,000. */
+  deadlineMs?: number;
+  /** Backoff before retry n (n = 1, 2, ...): uniform in [0, min(max, base * 2^(n-1))]. */
+  backoffBaseMs?: number;
+  /** Default 5,000. */
+  backoffMaxMs?: number;
+  /** Default: the global fetch (Node 18+). */
+  fetch?: typeof fetch;
+  /** How to wait between attempts. Default: setTimeout. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Random numbers in [0, 1) for the jitter. Default: Math.random. */
+  random?: () => number;
+  /** Milliseconds clock for the deadline. Default: performance.now. */
+  now?: () => number;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+}
+
+export interface ExecuteOptions {
+  /** The skill version (default: the skill's current version). */
+  version?: string;
+  /** Default: a new random UUID per execute, reused by its retries. */
+  idempotencyKey?: string;
+  /** Cancels the call (no further attempts); the abort reason is thrown. */
+  signal?: AbortSignal;
+}
+
+export interface BackoffOptions {
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  random: () => number;
+}
+
+/**
+ * The wait before retry `retry` (1 for the first retry): exponential backoff with full jitter,
+ * `random() * min(max, base * 2^(retry-1))`, and at least the server's Retry-After.
+ */
+export function backoffDelay(retry: number, options: BackoffOptions, retryAfterSeconds?: number | null): number {
+  const cap = Math.min(options.backoffMaxMs, options.backoffBaseMs * 2 ** Math.max(0, retry - 1));
+  const jittered = options.random() * cap;
+  const floor = retryAfterSeconds === null || retryAfterSeconds === undefined ? 0 : retryAfterSeconds * 1000;
+  return Math.max(jittered, floor);
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function positive(name: string, value: number, integer = false): number {
+  if (!Number.isFinite(value) || value < 0 || (integer && (!Number.isInteger(value) || value < 1))) {
+    throw new RangeError(`${name} must be a ${integer ? "positive integer" : "non-negative number"}`);
+  }
+  return value;
+}
+
+export class Client {
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly maxAttempts: number;
+  readonly deadlineMs: number;
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  readonly #apiKey: string | undefined;
+  readonly #fetch: typeof fetch;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #random: () => number;
+  readonly #now: () => number;
+  readonly #headers: Record<string, string>;
+
+  constructor(options: ClientOptions = {}) {
+    const env = typeof process === "undefined" ? {} : process.env;
+    this.#apiKey = options.apiKey ?? env.LOOPSENSE_API_KEY;
+    this.baseUrl = (options.baseUrl ?? env.LOOPSENSE_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+    this.timeoutMs = positive("timeoutMs", options.timeoutMs ?? 10_000);
+    this.maxAttempts = positive("maxAttempts", options.maxAttempts ?? 4, true);
+    this.deadlineMs = positive("deadlineMs", options.deadlineMs ?? 30_000);
+    this.backoffBaseMs = positive("backoffBaseMs", options.backoffBaseMs ?? 200);
+    this.backoffMaxMs = positive("backoffMaxMs", options.backoffMaxMs ?? 5_000);
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#sleep = options.sleep ?? defaultSleep;
+    this.#random = options.random ?? Math.random;
+    this.#now = options.now ?? (() => performance.now());
+    this.#headers = { ...(options.headers ?? {}) };
+  }
+
+  /**
+   * Runs a skill: POST /v1/execute. Retries retryable errors (the server's `retryable` flag, and
+   * connection failures) with backoff, within maxAttempts and deadlineMs, all with one
+   * Idempotency-Key so that a retry is never charged twice. Throws a LoopsenseError subclass.
+   */
+  async execute<K extends string>(
+    skillKey: K,
+    input: SkillInput<K>,
+    options: ExecuteOptions = {},
+  ): Promise<ExecuteResponse<K>> {
+    const envelope: Record<string, unknown> = { skillKey, input };
+    if (options.version !== undefined) envelope.version = options.version;
+    const body = JSON.stringify(envelope);
+    const headers: Record<string, string> = {
+      ...this.#headers,
+      "Content-Type": "application/json",
+      Accept: "application/json",
+      "User-Agent": `loopsense-sdk-typescript/${SDK_VERSION}`,
+      "Idempotency-Key": options.idempotencyKey ?? randomUUID(),
+    };
+    if (this.#apiKey) headers.Authorization = `Bearer ${this.#apiKey}`;
+    const text = await this.#send("/v1/execute", body, headers, options.signal);
+    return JSON.parse(text) as ExecuteResponse<K>;
+  }
+
+  async #send(path: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<string> {
+    const started = this.#now();
+    const deadline = started + this.deadlineMs;
+    for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
+      let error: LoopsenseError;
+      try {
+        return await this.#attempt(path, body, headers, deadline, signal);
+      } catch (caught) {
+        if (!(caught instanceof LoopsenseError)) throw caught;
+        error = caught;
+      }
+      error.attempts = attempt;
+      if (!error.retryable || attempt >= this.maxAttempts) throw error;
+      const wait = backoffDelay(attempt, {
+        backoffBaseMs: this.backoffBaseMs, backoffMaxMs: this.backoffMaxMs, random: this.#random,
+      }, error.retryAfter);
+      if (this.#now() + wait >= deadline) throw error; // the wait alone would pass the deadline
+      await this.#sleep(wait);
+    }
+  }
+
+  async #attempt(
+    path: string, body: string, headers: Record<string, string>, deadline: number, signal?: AbortSignal,
+  ): Promise<string> {
+    const remaining = deadline - this.#now();
+    const budget = Math.min(this.timeoutMs, remaining);
+    if (budget <= 0) {
+      throw new ConnectionError({
+        code: "REQUEST_TIMEOUT", message: `no time left within the ${this.deadlineMs} ms deadline`,
+        status: null, retryable: true,
+      });
+    }
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), budget);
+    try {
+      const response = await this.#fetch(this.baseUrl + path, {
+        method: "POST", headers, body, signal: controller.signal,
+      });
+      const text = await response.text();
+      if (response.ok) return text;
+      throw errorFromResponse(response.status, text, response.headers);
+    } catch (caught) {
+      if (caught instanceof LoopsenseError) throw caught;
+      signal?.throwIfAborted();
+      if (controller.signal.aborted && controller.signal.reason === TIMED_OUT) {
+        const byDeadline = budget < this.timeoutMs;
+        throw new ConnectionError({
+          code: "REQUEST_TIMEOUT",
+          message: byDeadline
+            ? `the request did not finish within the ${this.deadlineMs} ms deadline`
+            : `the request did not finish within ${this.timeoutMs} ms`,
+          status: null, retryable: true, cause: caught,
+        });
+      }
+      throw new ConnectionError({
+        code: "CONNECTION_ERROR",
+        message: `could not reach ${this.baseUrl}: ${describe(caught)}`,
+        status: null, retryable: true, cause: caught,
+      });
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+const TIMED_OUT = Symbol("loopsense request timeout");
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    const detail = cause instanceof Error ? cause.message : "";
+    return detail ? `${error.message} (${detail})` : error.message;
+  }
+  return String(error);
+}

@@ -1,0 +1,167 @@
+/**
+ * Typed errors: one class per platform code family (spec/platform.md, Errors), so callers can
+ * `catch (e) { if (e instanceof RateLimitError) ... }`. Every error carries the envelope's
+ * fields; `retryable` is always the server's own flag (a class is a family, not a promise).
+ */
+
+export interface ErrorDetail {
+  path: string;
+  issue: string;
+}
+
+export interface LoopsenseErrorInit {
+  code: string;
+  message: string;
+  /** HTTP status; null when no response was received (ConnectionError). */
+  status: number | null;
+  retryable: boolean;
+  next?: string | null;
+  details?: ErrorDetail[];
+  requestId?: string | null;
+  /** Seconds from the Retry-After header, when the server sent one. */
+  retryAfter?: number | null;
+  /** How many requests were made for this call before it gave up. */
+  attempts?: number;
+  cause?: unknown;
+}
+
+export class LoopsenseError extends Error {
+  readonly code: string;
+  readonly status: number | null;
+  readonly retryable: boolean;
+  readonly next: string | null;
+  readonly details: ErrorDetail[];
+  readonly requestId: string | null;
+  readonly retryAfter: number | null;
+  attempts: number;
+
+  constructor(init: LoopsenseErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.code = init.code;
+    this.status = init.status;
+    this.retryable = init.retryable;
+    this.next = init.next ?? null;
+    this.details = init.details ?? [];
+    this.requestId = init.requestId ?? null;
+    this.retryAfter = init.retryAfter ?? null;
+    this.attempts = init.attempts ?? 1;
+  }
+}
+
+/** 400: VALIDATION_ERROR, a skill's input errors (LOOP_EVENTS_INVALID), and the skills' input
+ * size limits (`*_EVENT_LIMIT_EXCEEDED`, sent as 429 but fixed by changing the input). */
+export class ValidationError extends LoopsenseError {}
+/** 401 UNAUTHORIZED: no key, a malformed, unknown or revoked key. */
+export class AuthenticationError extends LoopsenseError {}
+/** 403 SKILL_NOT_ACCESSIBLE (key scope), SKILL_NOT_AVAILABLE_FOR_PLAN. */
+export class PermissionDeniedError extends LoopsenseError {}
+/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND. */
+export class NotFoundError extends LoopsenseError {}
+/** 409 IDEMPOTENCY_KEY_REUSED (not retryable), IDEMPOTENCY_IN_PROGRESS (retryable). */
+export class ConflictError extends LoopsenseError {}
+/** 429 TENANT_RATE_LIMITED. */
+export class RateLimitError extends LoopsenseError {}
+/** 429 QUOTA_EXCEEDED: the period's credits are used up; Retry-After is the time to the reset. */
+export class QuotaExceededError extends RateLimitError {}
+/** 503 PLAN_ELIGIBILITY_UNAVAILABLE (and other 502/503 answers). */
+export class UnavailableError extends LoopsenseError {}
+/** 504 EXECUTION_TIMEOUT: the skill did not finish within its time budget. */
+export class ExecutionTimeoutError extends LoopsenseError {}
+/** 500 INTERNAL_ERROR: nothing was charged. */
+export class InternalError extends LoopsenseError {}
+/** No HTTP answer: the connection failed, or the request timed out (code REQUEST_TIMEOUT).
+ * Retryable: execute's Idempotency-Key makes a retry safe. */
+export class ConnectionError extends LoopsenseError {}
+
+type ErrorClass = new (init: LoopsenseErrorInit) => LoopsenseError;
+
+/** Every code the API answers with (shared/loopsense/errors.py), by family. */
+export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
+  VALIDATION_ERROR: ValidationError,
+  UNAUTHORIZED: AuthenticationError,
+  SKILL_NOT_ACCESSIBLE: PermissionDeniedError,
+  SKILL_NOT_AVAILABLE_FOR_PLAN: PermissionDeniedError,
+  SKILL_NOT_FOUND: NotFoundError,
+  ROUTE_NOT_FOUND: NotFoundError,
+  IDEMPOTENCY_KEY_REUSED: ConflictError,
+  IDEMPOTENCY_IN_PROGRESS: ConflictError,
+  TENANT_RATE_LIMITED: RateLimitError,
+  QUOTA_EXCEEDED: QuotaExceededError,
+  PLAN_ELIGIBILITY_UNAVAILABLE: UnavailableError,
+  EXECUTION_TIMEOUT: ExecutionTimeoutError,
+  INTERNAL_ERROR: InternalError,
+  LOOP_EVENTS_INVALID: ValidationError,
+  LOOP_EVENT_LIMIT_EXCEEDED: ValidationError,
+  SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED: ValidationError,
+  LOOPS_EVENT_LIMIT_EXCEEDED: ValidationError,
+  TIME_BUDGET_ABOVE_PLAN_CAP: ValidationError,
+  PLAYBOOK_NOT_FOUND: NotFoundError,
+};
+
+/** The class for a code the SDK does not know yet: by HTTP status. */
+export function errorClassForStatus(status: number): ErrorClass {
+  if (status === 400 || status === 413 || status === 422) return ValidationError;
+  if (status === 401) return AuthenticationError;
+  if (status === 403) return PermissionDeniedError;
+  if (status === 404) return NotFoundError;
+  if (status === 409) return ConflictError;
+  if (status === 429) return RateLimitError;
+  if (status === 502 || status === 503) return UnavailableError;
+  if (status === 504) return ExecutionTimeoutError;
+  if (status >= 500) return InternalError;
+  return LoopsenseError;
+}
+
+/** Statuses retried when the answer is not a loopsense envelope (a proxy's 502 page). */
+function retryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/** Retry-After in seconds (delta-seconds or an HTTP date), or null. */
+export function parseRetryAfter(header: string | null | undefined, nowMs = Date.now()): number | null {
+  if (header === null || header === undefined) return null;
+  const text = header.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return null;
+  return Math.max(0, (date - nowMs) / 1000);
+}
+
+/** The typed error for an HTTP answer that is not a success. */
+export function errorFromResponse(status: number, body: string, headers: Headers): LoopsenseError {
+  const retryAfter = parseRetryAfter(headers.get("retry-after"));
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(body);
+  } catch {
+    envelope = undefined;
+  }
+  const error = (envelope as { error?: unknown } | undefined)?.error;
+  if (error !== null && typeof error === "object" && typeof (error as { code?: unknown }).code === "string") {
+    const e = error as {
+      code: string; message?: unknown; retryable?: unknown; next?: unknown; details?: unknown;
+    };
+    const requestId = (envelope as { requestId?: unknown }).requestId;
+    const Class = ERROR_CLASSES[e.code] ?? errorClassForStatus(status);
+    return new Class({
+      code: e.code,
+      message: typeof e.message === "string" ? e.message : e.code,
+      status,
+      retryable: typeof e.retryable === "boolean" ? e.retryable : retryableStatus(status),
+      next: typeof e.next === "string" ? e.next : null,
+      details: Array.isArray(e.details) ? (e.details as ErrorDetail[]) : [],
+      requestId: typeof requestId === "string" ? requestId : headers.get("x-request-id"),
+      retryAfter,
+    });
+  }
+  const Class = errorClassForStatus(status);
+  return new Class({
+    code: `HTTP_${status}`,
+    message: `HTTP ${status} without a loopsense error envelope`,
+    status,
+    retryable: retryableStatus(status),
+    requestId: headers.get("x-request-id"),
+    retryAfter,
+  });
+}

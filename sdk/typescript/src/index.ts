@@ -1,0 +1,16 @@
+export { Client, backoffDelay, DEFAULT_BASE_URL, SDK_VERSION } from "./client.js";
+export type { BackoffOptions, ClientOptions, ExecuteOptions } from "./client.js";
+export {
+  AuthenticationError, ConflictError, ConnectionError, ERROR_CLASSES, ExecutionTimeoutError,
+  InternalError, LoopsenseError, NotFoundError, PermissionDeniedError, QuotaExceededError,
+  RateLimitError, UnavailableError, ValidationError, errorClassForStatus, errorFromResponse,
+  parseRetryAfter,
+} from "./errors.js";
+export type { ErrorDetail, LoopsenseErrorInit } from "./errors.js";
+export {
+  CanonicalError, MAX_DEPTH, MAX_KEY_LENGTH, canonicalFloat, canonicalHash, canonicalHashJson,
+  canonicalize, canonicalizeJson, canonicalKey, canonicalString, compareCodePoints, quote,
+  semanticSignature, semanticSignatureJson,
+} from "./canonical.js";
+export type { CanonicalOptions } from "./canonical.js";
+export type * from "./types.js";
