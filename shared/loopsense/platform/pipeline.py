@@ -17,18 +17,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pydantic
-from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopsense import jsonio
 from loopsense.errors import Detail, LoopsenseError, validation_error
-from loopsense.observability import logger, metrics
+from loopsense.observability import logger
 from loopsense.platform.auth import Identity, identity_from_context
 from loopsense.platform.catalog import CATALOG, find_skill
-from loopsense.platform.http import Request, error_response, json_response
+from loopsense.platform.http import Request, json_response
 from loopsense.platform.idempotency import KEY_HEADER, REPLAY_WINDOW_S, Idempotency, check_key
 from loopsense.platform.invoke import Invoker
 from loopsense.platform.plans import resolve_plan
+from loopsense.platform.routes import answer
 from loopsense.platform.tenant_settings import applied, plan_cap, valid_stored
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.metering import Metering, Once, UsageRecord
@@ -72,41 +72,25 @@ class Platform:
 
     def execute(self, request: Request) -> dict[str, Any]:
         started = time.perf_counter()
-        code = "OK"
-        tenant = skill_key = None
-        try:
+
+        def execute(log: dict[str, Any]) -> dict[str, Any]:
             identity = identity_from_context(request.authorizer)
-            tenant = identity.tenant_id
+            log["tenant"] = identity.tenant_id
             envelope = parse_envelope(request.body)
             # Logged only when it names a skill: an unknown skillKey is caller content.
-            skill_key = envelope.skillKey if envelope.skillKey in CATALOG else None
+            log["skill"] = envelope.skillKey if envelope.skillKey in CATALOG else None
             key = check_key(request.header(KEY_HEADER))
             if key is None:
                 return self._run(identity, envelope, request, None, started)
             # One logical call per (tenant, key) and replay window: charged at most once, even
             # when its stored response could not be saved and a retry runs it again.
-            once_key = hashlib.sha256(f"{tenant}\n{key}".encode()).hexdigest()
+            once_key = hashlib.sha256(f"{identity.tenant_id}\n{key}".encode()).hexdigest()
             return self.idempotency.run(
-                tenant, key, request.body,
+                identity.tenant_id, key, request.body,
                 lambda: self._run(identity, envelope, request, once_key, started),
             )
-        except LoopsenseError as error:
-            code = error.code
-            return error_response(error, request.request_id)
-        except Exception as exc:  # noqa: BLE001 - every failure answers in the envelope
-            code = "INTERNAL_ERROR"
-            logger.error("execute crashed", extra={"exception": type(exc).__name__,
-                                                   "request_id": request.request_id})
-            return error_response(LoopsenseError("INTERNAL_ERROR", "unexpected failure"),
-                                  request.request_id)
-        finally:
-            metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
-            if code != "OK":
-                metrics.add_metric(name="RequestErrors", unit=MetricUnit.Count, value=1)
-            logger.info("execute", extra={
-                "tenant": tenant, "skill": skill_key, "code": code,
-                "body_bytes": len(request.body), "request_id": request.request_id,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 3)})
+
+        return answer("execute", request, execute)
 
     def _run(self, identity: Identity, envelope: Envelope, request: Request,
              once_key: str | None, started: float) -> dict[str, Any]:

@@ -12,17 +12,14 @@ whole process, and the local server runs handlers in concurrent threads (docs/de
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
-
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, validation_error
-from loopsense.observability import logger, metrics
 from loopsense.platform.auth import identity_from_context
-from loopsense.platform.http import error_response, json_response, request_from_event
+from loopsense.platform.http import json_response, request_from_event
+from loopsense.platform.routes import answer
 from loopsense.platform.tenant_settings import MAX_BODY_BYTES, TenantSettings
 from loopsense.skills.thresholds import THRESHOLDS
 
@@ -47,34 +44,19 @@ def parse_body(raw: bytes) -> Any:
 
 def handle(event: dict[str, Any], service: TenantSettings) -> dict[str, Any]:
     """An HTTP API (payload 2.0) event of one of the four routes -> its response."""
-    started = time.perf_counter()
     request = request_from_event(event)
     route = str(event.get("routeKey") or f"{request.method} {request.path}")
-    code, tenant, names = "OK", None, None
-    try:
-        tenant = identity_from_context(request.authorizer).tenant_id
+
+    def settings(log: dict[str, Any]) -> dict[str, Any]:
+        tenant = log["tenant"] = identity_from_context(request.authorizer).tenant_id
         action = ROUTES.get(route)
         if action is None:
             raise LoopsenseError("ROUTE_NOT_FOUND", "no such route")
+        log["route"] = route
         body = parse_body(request.body) if route.startswith("PUT ") else None
         if isinstance(body, dict):  # logged: the known names only (others are caller content)
-            names = sorted(name for name in body if name in THRESHOLDS)
-        answer = action(service, tenant, body)
-        return json_response(200, answer, {"X-Request-Id": request.request_id})
-    except LoopsenseError as error:
-        code = error.code
-        return error_response(error, request.request_id)
-    except Exception as exc:  # noqa: BLE001 - every failure answers in the envelope
-        code = "INTERNAL_ERROR"
-        logger.error("settings crashed", extra={"exception": type(exc).__name__,
-                                                "request_id": request.request_id})
-        return error_response(LoopsenseError("INTERNAL_ERROR", "unexpected failure"),
-                              request.request_id)
-    finally:
-        metrics.add_metric(name="SettingsRequests", unit=MetricUnit.Count, value=1)
-        if code != "OK":
-            metrics.add_metric(name="SettingsErrors", unit=MetricUnit.Count, value=1)
-        logger.info("settings", extra={
-            "tenant": tenant, "route": route if route in ROUTES else None, "code": code,
-            "names": names, "body_bytes": len(request.body), "request_id": request.request_id,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3)})
+            log["names"] = sorted(name for name in body if name in THRESHOLDS)
+        return json_response(200, action(service, tenant, body),
+                             {"X-Request-Id": request.request_id})
+
+    return answer("settings", request, settings)
