@@ -16,10 +16,16 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_is_clean():
-    done = run(str(BIN / "ruff"), "check", "shared", "functions", "tests", "benchmarks")
+    done = run(str(BIN / "ruff"), "check", "shared", "functions", "tests", "benchmarks",
+               "sdk/python")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_mypy_is_clean():
     done = run(str(BIN / "mypy"))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_strict_is_clean_on_the_python_sdk():
+    done = run(str(BIN / "mypy"), "--strict", "sdk/python/src/loopsense_sdk")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -453,8 +453,8 @@ def test_configuration_from_arguments_then_the_environment(
     assert (client.api_key, client.base_url) == ("k-env", "https://api.example.com/prod")
     assert "k-env" not in repr(client)
     assert Client("k2", "http://other").api_key == "k2"
-    bad: dict[str, Any]
-    for bad in ({"max_attempts": 0}, {"deadline": 0}, {"timeout": -1}):
+    refused: list[dict[str, Any]] = [{"max_attempts": 0}, {"deadline": 0}, {"timeout": -1}]
+    for bad in refused:
         with pytest.raises(ValueError):
             Client("k", **bad)
     with pytest.raises(ValueError):
