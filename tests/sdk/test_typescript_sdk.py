@@ -1,0 +1,148 @@
+"""The TypeScript SDK (sdk/typescript) built with npm and tested with `node --test` against a real
+`loopsense serve --test-skills`.
+
+This test installs the npm dev dependencies (`npm ci`, skipped while node_modules matches
+package-lock.json), builds, sets up tenants and keys for the node tests, runs `npm test` with
+their URLs and keys in the environment, and checks afterwards that the retries the node tests
+made were charged once each (their execution ids against the tenant's usage records).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopsense import operator as ops
+from loopsense.core.canonical import CanonicalError, canonical_json
+from loopsense.settings import Settings
+from loopsense.store.accounts import Accounts
+from loopsense.store.dynamo import Dynamo, make_client
+from loopsense.store.metering import Metering
+from tests.e2e.server import DEV_KEY, Server, start_server
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "sdk" / "typescript"
+VECTORS = ROOT.parent / "shared" / "spec" / "vectors" / "canonical.json"
+LOOP = {"events": [{"action": "search"}, {"action": "click"}] * 3}
+
+NPM = shutil.which("npm")
+pytestmark = pytest.mark.skipif(NPM is None, reason="npm is not installed")
+
+
+def run(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> str:
+    done = subprocess.run(list(args), cwd=PACKAGE, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"{' '.join(args)} exited {done.returncode}:\n{output[-20_000:]}"
+    return output
+
+
+def install_and_build() -> None:
+    """`npm ci` unless node_modules already holds what package-lock.json says, then build."""
+    assert NPM is not None
+    lock = PACKAGE / "package-lock.json"
+    installed = PACKAGE / "node_modules" / ".package-lock.json"  # npm writes it on install
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+        run(NPM, "ci", "--no-audit", "--no-fund")
+    run(NPM, "run", "build")
+
+
+class Operator:
+    """The operator commands in-process against the server's store (no CLI start-up each)."""
+
+    def __init__(self, endpoint: str) -> None:
+        config = Settings(dynamodb_endpoint=endpoint, store_timeout_s=10)
+        db = Dynamo(make_client(config))
+        self.accounts, self.metering = Accounts(db, config), Metering(db, config)
+
+    def tenant(self, plan: str, skills: tuple[str, ...] = ("*",)) -> tuple[str, str]:
+        tenant = ops.create_tenant(self.accounts, plan, None)["tenantId"]
+        return tenant, ops.issue_key(self.accounts, tenant, list(skills))["apiKey"]
+
+    def usage(self, tenant: str) -> dict[str, Any]:
+        return ops.usage(self.accounts, self.metering, tenant, None)
+
+
+def server_cases() -> list[dict[str, str]]:
+    """JSON texts and the canonical form the server's own canonical.py gives them: floats around
+    every rounding boundary and across exponents, big integers, Unicode casing and whitespace."""
+    import random
+
+    rng = random.Random(7)
+    values: list[Any] = []
+    for _ in range(3000):
+        values.append(rng.uniform(-1, 1) * 10 ** rng.randint(-12, 25))
+    for cents in range(-2000, 2000):
+        values.extend([cents / 1000, cents / 1000 + 0.005, cents * 1.001])
+    values += [2**53 + 1, -(2**70), 10**40, 1e16, 1e15 + 0.5, 5e-324, 1.7976931348623157e308]
+    alphabet = ("aZ09 \t\n\u00a0\u2003\u3000\u0085\u1680\u200a\u2028\u202f\u205f\ufeff\u001c\u001f"
+                "\u00c5\u00df\u0130\u03a3\u039f\u0394\u0301\u00e9\u1e9e\u0149\u01c5\u2126\u212a"
+                "\U0001f600\uffff\ue000\u4e2d\u0000\u007f\"\\")
+    for _ in range(1500):
+        key = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        values.append({key: text, key.upper(): [text.upper(), rng.random()], "ΟΔΟΣ " + text: 1})
+    cases = []
+    for i, value in enumerate(values):
+        source = json.dumps(value, ensure_ascii=rng.random() < 0.5)
+        try:
+            canonical = canonical_json(json.loads(source))
+        except CanonicalError as error:
+            canonical = f"<{error.issue}>"
+        cases.append({"name": f"case {i}", "input": source, "canonical": canonical})
+    return cases
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    running = start_server("--test-skills")
+    yield running
+    running.stop()
+
+
+def test_typescript_sdk(server: Server, tmp_path: Path) -> None:
+    install_and_build()
+
+    operator = Operator(server.store_endpoint)
+    scoped = ops.issue_key(operator.accounts, "dev", ["agent.loops"])["apiKey"]
+    _, hobby = operator.tenant("hobby")
+    tiny_plan = "ts-sdk-tiny-" + uuid.uuid4().hex[:6]
+    ops.set_plan(operator.accounts, tiny_plan, {"credits_per_month": 1, "requests_per_second": 100,
+                                                "skills": ["*"], "max_time_budget_ms": 600_000})
+    _, spent = operator.tenant(tiny_plan)
+    assert server.execute("agent.loop_detect", LOOP, key=spent).status == 200  # the one credit
+    retry_tenant, retry_key = operator.tenant("team")
+
+    extra = tmp_path / "server_cases.json"
+    extra.write_text(json.dumps({"vectors": server_cases()}), encoding="utf-8")
+    report = tmp_path / "report.json"
+    output = run(NPM or "npm", "test", timeout=120, env={
+        "LOOPSENSE_BASE_URL": server.url,
+        "LOOPSENSE_API_KEY": DEV_KEY,
+        "LOOPSENSE_TEST_SCOPED_KEY": scoped,
+        "LOOPSENSE_TEST_HOBBY_KEY": hobby,
+        "LOOPSENSE_TEST_QUOTA_KEY": spent,
+        "LOOPSENSE_TEST_RETRY_KEY": retry_key,
+        "LOOPSENSE_TEST_REPORT": str(report),
+        "LOOPSENSE_VECTORS": str(VECTORS),
+        "LOOPSENSE_EXTRA_VECTORS": str(extra),
+    })
+    summary = {line.split()[1]: int(line.split()[2]) for line in output.splitlines()
+               if line.startswith("# ") and len(line.split()) == 3 and line.split()[2].isdigit()}
+    assert summary.get("fail") == 0 and summary.get("skipped") == 0, output[-20_000:]
+    assert summary.get("pass", 0) >= 90, summary  # every test ran
+
+    # Each retried call the node tests made is charged exactly once.
+    charged = json.loads(report.read_text())["charged"]
+    assert len(charged) == 2, charged
+    usage = operator.usage(retry_tenant)
+    assert (usage["used"], usage["calls"]) == (2, 2), usage
+    assert sorted(r["executionId"] for r in usage["records"]) == sorted(charged)
