@@ -24,7 +24,8 @@ Families (catch the family, or the specific class, or ``LoopsenseError`` for all
     ├── RateLimitError             429
     │   ├── TenantRateLimitedError        TENANT_RATE_LIMITED (retryable)
     │   ├── QuotaExceededError            QUOTA_EXCEEDED (retryable at the period's reset)
-    │   └── EventLimitExceededError       *_EVENT_LIMIT_EXCEEDED (not retryable: split input)
+    │   └── EventLimitExceededError       *_EVENT_LIMIT_EXCEEDED (not retryable: split input;
+    │                                     also a ValidationError)
     ├── InternalError              500  INTERNAL_ERROR
     ├── UnavailableError           503  PLAN_ELIGIBILITY_UNAVAILABLE (and 502)
     ├── ExecutionTimeoutError      504  EXECUTION_TIMEOUT (the skill ran out of its budget)
@@ -165,8 +166,12 @@ class QuotaExceededError(RateLimitError):
     the reset (usually far beyond a call's deadline, so the SDK fails at once)."""
 
 
-class EventLimitExceededError(RateLimitError):
-    """429 LOOP_EVENT_LIMIT_EXCEEDED and the like: the input has too many events or bytes."""
+
+
+class EventLimitExceededError(ValidationError, RateLimitError):
+    """429 LOOP_EVENT_LIMIT_EXCEEDED and the like: the input has too many events or bytes. Not
+    retryable: split the input. Both a ValidationError (what to fix, as the TypeScript SDK
+    classes it) and a RateLimitError (its HTTP status)."""
 
 
 class InternalError(LoopsenseError):
