@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 
-import { ConnectionError, LoopsenseError, errorFromResponse } from "./errors.js";
+import { ConnectionError, LoopsenseError, RequestTimeoutError, errorFromResponse } from "./errors.js";
 import type { ExecuteResponse, SkillInput } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
@@ -151,7 +151,7 @@ export class Client {
     const remaining = deadline - this.#now();
     const budget = Math.min(this.timeoutMs, remaining);
     if (budget <= 0) {
-      throw new ConnectionError({
+      throw new RequestTimeoutError({
         code: "REQUEST_TIMEOUT", message: `no time left within the ${this.deadlineMs} ms deadline`,
         status: null, retryable: true,
       });
@@ -172,7 +172,7 @@ export class Client {
       signal?.throwIfAborted();
       if (controller.signal.aborted && controller.signal.reason === TIMED_OUT) {
         const byDeadline = budget < this.timeoutMs;
-        throw new ConnectionError({
+        throw new RequestTimeoutError({
           code: "REQUEST_TIMEOUT",
           message: byDeadline
             ? `the request did not finish within the ${this.deadlineMs} ms deadline`

@@ -49,21 +49,35 @@ export class LoopsenseError extends Error {
   }
 }
 
-/** 400: VALIDATION_ERROR, a skill's input errors (LOOP_EVENTS_INVALID), and the skills' input
- * size limits (`*_EVENT_LIMIT_EXCEEDED`, sent as 429 but fixed by changing the input). */
+/** 400: VALIDATION_ERROR, a skill's input errors (LOOP_EVENTS_INVALID), TIME_BUDGET_ABOVE_PLAN_CAP. */
 export class ValidationError extends LoopsenseError {}
 /** 401 UNAUTHORIZED: no key, a malformed, unknown or revoked key. */
 export class AuthenticationError extends LoopsenseError {}
 /** 403 SKILL_NOT_ACCESSIBLE (key scope), SKILL_NOT_AVAILABLE_FOR_PLAN. */
 export class PermissionDeniedError extends LoopsenseError {}
+/** 403 SKILL_NOT_ACCESSIBLE: the key is not granted this skill. */
+export class SkillNotAccessibleError extends PermissionDeniedError {}
+/** 403 SKILL_NOT_AVAILABLE_FOR_PLAN: the tenant's plan does not include this skill. */
+export class SkillNotAvailableForPlanError extends PermissionDeniedError {}
 /** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND. */
 export class NotFoundError extends LoopsenseError {}
+/** 404 SKILL_NOT_FOUND: no such skill, or no such version. */
+export class SkillNotFoundError extends NotFoundError {}
 /** 409 IDEMPOTENCY_KEY_REUSED (not retryable), IDEMPOTENCY_IN_PROGRESS (retryable). */
 export class ConflictError extends LoopsenseError {}
-/** 429 TENANT_RATE_LIMITED. */
+/** 409 IDEMPOTENCY_KEY_REUSED: the same key with another body (not retryable). */
+export class IdempotencyKeyReusedError extends ConflictError {}
+/** 409 IDEMPOTENCY_IN_PROGRESS: the first request with this key is still running (retryable). */
+export class IdempotencyInProgressError extends ConflictError {}
+/** 429: too many requests, credits used up, or too many events in one call. Check `retryable`:
+ * the event limits are not (split the input instead). */
 export class RateLimitError extends LoopsenseError {}
+/** 429 TENANT_RATE_LIMITED: above the plan's requests per second. */
+export class TenantRateLimitedError extends RateLimitError {}
 /** 429 QUOTA_EXCEEDED: the period's credits are used up; Retry-After is the time to the reset. */
 export class QuotaExceededError extends RateLimitError {}
+/** 429 LOOP_EVENT_LIMIT_EXCEEDED and the like: too many events or bytes in one call (not retryable). */
+export class EventLimitExceededError extends RateLimitError {}
 /** 503 PLAN_ELIGIBILITY_UNAVAILABLE (and other 502/503 answers). */
 export class UnavailableError extends LoopsenseError {}
 /** 504 EXECUTION_TIMEOUT: the skill did not finish within its time budget. */
@@ -73,6 +87,8 @@ export class InternalError extends LoopsenseError {}
 /** No HTTP answer: the connection failed, or the request timed out (code REQUEST_TIMEOUT).
  * Retryable: execute's Idempotency-Key makes a retry safe. */
 export class ConnectionError extends LoopsenseError {}
+/** No answer within the per-request timeout (or the call's deadline): code REQUEST_TIMEOUT. */
+export class RequestTimeoutError extends ConnectionError {}
 
 type ErrorClass = new (init: LoopsenseErrorInit) => LoopsenseError;
 
@@ -80,21 +96,21 @@ type ErrorClass = new (init: LoopsenseErrorInit) => LoopsenseError;
 export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   VALIDATION_ERROR: ValidationError,
   UNAUTHORIZED: AuthenticationError,
-  SKILL_NOT_ACCESSIBLE: PermissionDeniedError,
-  SKILL_NOT_AVAILABLE_FOR_PLAN: PermissionDeniedError,
-  SKILL_NOT_FOUND: NotFoundError,
+  SKILL_NOT_ACCESSIBLE: SkillNotAccessibleError,
+  SKILL_NOT_AVAILABLE_FOR_PLAN: SkillNotAvailableForPlanError,
+  SKILL_NOT_FOUND: SkillNotFoundError,
   ROUTE_NOT_FOUND: NotFoundError,
-  IDEMPOTENCY_KEY_REUSED: ConflictError,
-  IDEMPOTENCY_IN_PROGRESS: ConflictError,
-  TENANT_RATE_LIMITED: RateLimitError,
+  IDEMPOTENCY_KEY_REUSED: IdempotencyKeyReusedError,
+  IDEMPOTENCY_IN_PROGRESS: IdempotencyInProgressError,
+  TENANT_RATE_LIMITED: TenantRateLimitedError,
   QUOTA_EXCEEDED: QuotaExceededError,
   PLAN_ELIGIBILITY_UNAVAILABLE: UnavailableError,
   EXECUTION_TIMEOUT: ExecutionTimeoutError,
   INTERNAL_ERROR: InternalError,
   LOOP_EVENTS_INVALID: ValidationError,
-  LOOP_EVENT_LIMIT_EXCEEDED: ValidationError,
-  SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED: ValidationError,
-  LOOPS_EVENT_LIMIT_EXCEEDED: ValidationError,
+  LOOP_EVENT_LIMIT_EXCEEDED: EventLimitExceededError,
+  SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED: EventLimitExceededError,
+  LOOPS_EVENT_LIMIT_EXCEEDED: EventLimitExceededError,
   TIME_BUDGET_ABOVE_PLAN_CAP: ValidationError,
   PLAYBOOK_NOT_FOUND: NotFoundError,
 };
@@ -115,7 +131,7 @@ export function errorClassForStatus(status: number): ErrorClass {
 
 /** Statuses retried when the answer is not a loopsense envelope (a proxy's 502 page). */
 function retryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
+  return [408, 429, 500, 502, 503, 504].includes(status);
 }
 
 /** Retry-After in seconds (delta-seconds or an HTTP date), or null. */

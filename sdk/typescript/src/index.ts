@@ -3,7 +3,9 @@ export type { BackoffOptions, ClientOptions, ExecuteOptions } from "./client.js"
 export {
   AuthenticationError, ConflictError, ConnectionError, ERROR_CLASSES, ExecutionTimeoutError,
   InternalError, LoopsenseError, NotFoundError, PermissionDeniedError, QuotaExceededError,
-  RateLimitError, UnavailableError, ValidationError, errorClassForStatus, errorFromResponse,
+  RateLimitError, UnavailableError, ValidationError, SkillNotAccessibleError,
+  SkillNotAvailableForPlanError, SkillNotFoundError, IdempotencyKeyReusedError,
+  IdempotencyInProgressError, TenantRateLimitedError, EventLimitExceededError, RequestTimeoutError, errorClassForStatus, errorFromResponse,
   parseRetryAfter,
 } from "./errors.js";
 export type { ErrorDetail, LoopsenseErrorInit } from "./errors.js";

@@ -8,7 +8,9 @@ import { describe, test } from "node:test";
 import {
   AuthenticationError, Client, ConflictError, ConnectionError, ExecutionTimeoutError,
   InternalError, LoopsenseError, NotFoundError, PermissionDeniedError, QuotaExceededError,
-  RateLimitError, UnavailableError, ValidationError, backoffDelay, errorFromResponse,
+  RateLimitError, UnavailableError, ValidationError, backoffDelay, EventLimitExceededError,
+  IdempotencyInProgressError, IdempotencyKeyReusedError, SkillNotAccessibleError,
+  SkillNotAvailableForPlanError, SkillNotFoundError, TenantRateLimitedError, RequestTimeoutError, errorFromResponse,
   parseRetryAfter,
 } from "@loopsense/sdk";
 import type { ClientOptions, LoopDetectOutput } from "@loopsense/sdk";
@@ -83,14 +85,15 @@ describe("errors: by code, then by status", () => {
   const cases: [string, number, boolean, Function][] = [
     ["VALIDATION_ERROR", 400, false, ValidationError],
     ["LOOP_EVENTS_INVALID", 400, false, ValidationError],
-    ["LOOPS_EVENT_LIMIT_EXCEEDED", 429, false, ValidationError],
+    ["LOOPS_EVENT_LIMIT_EXCEEDED", 429, false, EventLimitExceededError],
     ["UNAUTHORIZED", 401, false, AuthenticationError],
-    ["SKILL_NOT_ACCESSIBLE", 403, false, PermissionDeniedError],
-    ["SKILL_NOT_AVAILABLE_FOR_PLAN", 403, false, PermissionDeniedError],
-    ["SKILL_NOT_FOUND", 404, false, NotFoundError],
-    ["IDEMPOTENCY_KEY_REUSED", 409, false, ConflictError],
-    ["IDEMPOTENCY_IN_PROGRESS", 409, true, ConflictError],
-    ["TENANT_RATE_LIMITED", 429, true, RateLimitError],
+    ["SKILL_NOT_ACCESSIBLE", 403, false, SkillNotAccessibleError],
+    ["SKILL_NOT_AVAILABLE_FOR_PLAN", 403, false, SkillNotAvailableForPlanError],
+    ["SKILL_NOT_FOUND", 404, false, SkillNotFoundError],
+    ["ROUTE_NOT_FOUND", 404, false, NotFoundError],
+    ["IDEMPOTENCY_KEY_REUSED", 409, false, IdempotencyKeyReusedError],
+    ["IDEMPOTENCY_IN_PROGRESS", 409, true, IdempotencyInProgressError],
+    ["TENANT_RATE_LIMITED", 429, true, TenantRateLimitedError],
     ["QUOTA_EXCEEDED", 429, true, QuotaExceededError],
     ["PLAN_ELIGIBILITY_UNAVAILABLE", 503, true, UnavailableError],
     ["EXECUTION_TIMEOUT", 504, true, ExecutionTimeoutError],
@@ -109,8 +112,13 @@ describe("errors: by code, then by status", () => {
       assert.deepEqual(error.details, [{ path: "input.x", issue: "bad" }]);
     });
   }
-  test("QuotaExceededError is a RateLimitError", () => {
+  test("families: the per-code classes extend their family", () => {
     assert.ok(QuotaExceededError.prototype instanceof RateLimitError);
+    assert.ok(EventLimitExceededError.prototype instanceof RateLimitError);
+    assert.ok(SkillNotAccessibleError.prototype instanceof PermissionDeniedError);
+    assert.ok(SkillNotFoundError.prototype instanceof NotFoundError);
+    assert.ok(IdempotencyKeyReusedError.prototype instanceof ConflictError);
+    assert.ok(RequestTimeoutError.prototype instanceof ConnectionError);
   });
   test("a body that is not an envelope: by status", () => {
     const error = errorFromResponse(502, "<html>bad gateway</html>", new Headers());

@@ -18,9 +18,10 @@ import type { AddressInfo } from "node:net";
 import { after, describe, test } from "node:test";
 
 import {
-  AuthenticationError, Client, ConflictError, ConnectionError, ExecutionTimeoutError,
-  LoopsenseError, NotFoundError, PermissionDeniedError, QuotaExceededError, RateLimitError,
-  UnavailableError, ValidationError, semanticSignature,
+  AuthenticationError, Client, ConnectionError, ExecutionTimeoutError,
+  LoopsenseError, NotFoundError, QuotaExceededError, RateLimitError,
+  UnavailableError, ValidationError, semanticSignature, RequestTimeoutError, SkillNotAccessibleError,
+  SkillNotAvailableForPlanError, IdempotencyKeyReusedError,
 } from "@loopsense/sdk";
 import type { ClientOptions, LoopsOutput, SemanticLoopOutput } from "@loopsense/sdk";
 
@@ -168,9 +169,9 @@ describe("each error family as its typed error", { skip }, () => {
   });
   test("403 PermissionDeniedError: key scope, and plan", async () => {
     await rejectsWith(client({ apiKey: env.LOOPSENSE_TEST_SCOPED_KEY }).execute("agent.loop_detect", LOOP),
-      PermissionDeniedError, "SKILL_NOT_ACCESSIBLE", 403);
+      SkillNotAccessibleError, "SKILL_NOT_ACCESSIBLE", 403);
     await rejectsWith(client({ apiKey: env.LOOPSENSE_TEST_HOBBY_KEY }).execute("test.sleep", { ms: 1 }),
-      PermissionDeniedError, "SKILL_NOT_AVAILABLE_FOR_PLAN", 403);
+      SkillNotAvailableForPlanError, "SKILL_NOT_AVAILABLE_FOR_PLAN", 403);
   });
   test("404 NotFoundError", async () => {
     await rejectsWith(client().execute("agent.no_such_skill", {}), NotFoundError, "SKILL_NOT_FOUND", 404);
@@ -187,7 +188,7 @@ describe("each error family as its typed error", { skip }, () => {
     const idempotencyKey = `ts-sdk-${Date.now()}-${Math.random()}`;
     await client().execute("agent.loop_detect", LOOP, { idempotencyKey });
     await rejectsWith(client().execute("agent.loop_detect", { ...LOOP, window: 3 }, { idempotencyKey }),
-      ConflictError, "IDEMPOTENCY_KEY_REUSED", 409);
+      IdempotencyKeyReusedError, "IDEMPOTENCY_KEY_REUSED", 409);
   });
   test("429 QuotaExceededError (a RateLimitError), thrown at once: Retry-After is past the deadline", async () => {
     const started = performance.now();
@@ -267,7 +268,7 @@ describe("the deadline", { skip }, () => {
     try {
       const started = performance.now();
       const error = await rejectsWith(client({ baseUrl: p.url, timeoutMs: 10_000, deadlineMs: 600 }).execute("agent.loop_detect", LOOP),
-        ConnectionError, "REQUEST_TIMEOUT", null);
+        RequestTimeoutError, "REQUEST_TIMEOUT", null);
       const elapsed = performance.now() - started;
       assert.ok(elapsed >= 550 && elapsed < 1500, `${elapsed} ms`);
       assert.equal(error.attempts, 1);
