@@ -24,8 +24,7 @@ Families (catch the family, or the specific class, or ``LoopsenseError`` for all
     ├── RateLimitError             429
     │   ├── TenantRateLimitedError        TENANT_RATE_LIMITED (retryable)
     │   ├── QuotaExceededError            QUOTA_EXCEEDED (retryable at the period's reset)
-    │   └── EventLimitExceededError       *_EVENT_LIMIT_EXCEEDED (not retryable: split input;
-    │                                     also a ValidationError)
+    │   └── EventLimitExceededError       *_EVENT_LIMIT_EXCEEDED (not retryable: split input)
     ├── InternalError              500  INTERNAL_ERROR
     ├── UnavailableError           503  PLAN_ELIGIBILITY_UNAVAILABLE (and 502)
     ├── ExecutionTimeoutError      504  EXECUTION_TIMEOUT (the skill ran out of its budget)
@@ -168,10 +167,9 @@ class QuotaExceededError(RateLimitError):
 
 
 
-class EventLimitExceededError(ValidationError, RateLimitError):
+class EventLimitExceededError(RateLimitError):
     """429 LOOP_EVENT_LIMIT_EXCEEDED and the like: the input has too many events or bytes. Not
-    retryable: split the input. Both a ValidationError (what to fix, as the TypeScript SDK
-    classes it) and a RateLimitError (its HTTP status)."""
+    retryable: split the input."""
 
 
 class InternalError(LoopsenseError):
