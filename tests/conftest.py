@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -97,3 +98,28 @@ def load_event(name: str) -> dict[str, Any]:
 def event_file() -> Callable[[str], dict[str, Any]]:
     """``event_file("loop_detect")`` -> a fresh copy of events/loop_detect.json."""
     return load_event
+
+
+@pytest.fixture
+def captured(capsys, caplog, monkeypatch) -> Iterator[Callable[[], str]]:
+    """Everything a handler writes: stdout (metrics EMF), stderr (logs), log records.
+
+    The Powertools handler kept the sys.stderr of import time; point it at capsys's stderr so
+    the JSON log lines are captured exactly as Lambda would ship them. DEBUG, to see the most.
+    """
+    from loopsense.observability import logger
+
+    monkeypatch.setattr(logger.registered_handler, "stream", sys.stderr)
+    previous = logger.log_level
+    logger.setLevel(logging.DEBUG)
+    caplog.set_level(logging.DEBUG)
+
+    def read() -> str:
+        out, err = capsys.readouterr()
+        records = "\n".join(
+            f"{r.getMessage()} {json.dumps(r.__dict__, default=str)}" for r in caplog.records
+        )
+        return "\n".join([out, err, caplog.text, records])
+
+    yield read
+    logger.setLevel(previous)

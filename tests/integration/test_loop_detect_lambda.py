@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
-import sys
 from typing import Any
 
 import pytest
-
-from loopsense.observability import logger as ls_logger
 
 # spec/loop_detect.md, "Examples": the search/click cycle repeated three times.
 SPEC_OUTPUT = {
@@ -35,27 +31,6 @@ def app(lambda_module):
     return lambda_module("loop_detect")
 
 
-@pytest.fixture
-def captured(capsys, caplog, monkeypatch):
-    """Everything the handler writes: stdout (metrics EMF), stderr (logs), log records.
-
-    The Powertools handler kept the sys.stderr of import time; point it at capsys's stderr so
-    the JSON log lines are captured exactly as Lambda would ship them. DEBUG, to see the most.
-    """
-    monkeypatch.setattr(ls_logger.registered_handler, "stream", sys.stderr)
-    previous = ls_logger.log_level
-    ls_logger.setLevel(logging.DEBUG)
-    caplog.set_level(logging.DEBUG)
-
-    def read() -> str:
-        out, err = capsys.readouterr()
-        records = "\n".join(
-            f"{r.getMessage()} {json.dumps(r.__dict__, default=str)}" for r in caplog.records
-        )
-        return "\n".join([out, err, caplog.text, records])
-
-    yield read
-    ls_logger.setLevel(previous)
 
 
 def _emf_lines(stdout: str) -> list[dict[str, Any]]:

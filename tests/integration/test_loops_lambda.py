@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 import math
-import sys
 
 import pytest
 
-from loopsense.observability import logger as ls_logger
 from loopsense.playbooks import NAMES, markdown
 
 MARKER = "ZZ-LEAK-MARKER-4d17e2"
@@ -29,22 +26,6 @@ def playbooks_app(lambda_module):
     return lambda_module("playbooks")
 
 
-@pytest.fixture
-def captured(capsys, caplog, monkeypatch):
-    """Everything the handler writes (stdout EMF, stderr JSON logs, log records), at DEBUG."""
-    monkeypatch.setattr(ls_logger.registered_handler, "stream", sys.stderr)
-    previous = ls_logger.log_level
-    ls_logger.setLevel(logging.DEBUG)
-    caplog.set_level(logging.DEBUG)
-
-    def read() -> str:
-        out, err = capsys.readouterr()
-        records = "\n".join(
-            f"{r.getMessage()} {json.dumps(r.__dict__, default=str)}" for r in caplog.records)
-        return "\n".join([out, err, caplog.text, records])
-
-    yield read
-    ls_logger.setLevel(previous)
 
 
 def test_events_file_fires_all_four(app, event_file, lambda_context):

@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
-import sys
 
 import pytest
-
-from loopsense.observability import logger as ls_logger
 
 HASH_97 = "97a932d811c4d8463c6be2fe84f1476a086c9544324d28f7f68b73c634083be6"
 SPEC_OUTPUT = {
@@ -28,22 +24,6 @@ def app(lambda_module):
     return lambda_module("semantic_loop")
 
 
-@pytest.fixture
-def captured(capsys, caplog, monkeypatch):
-    """Everything the handler writes (stdout EMF, stderr JSON logs, log records), at DEBUG."""
-    monkeypatch.setattr(ls_logger.registered_handler, "stream", sys.stderr)
-    previous = ls_logger.log_level
-    ls_logger.setLevel(logging.DEBUG)
-    caplog.set_level(logging.DEBUG)
-
-    def read() -> str:
-        out, err = capsys.readouterr()
-        records = "\n".join(
-            f"{r.getMessage()} {json.dumps(r.__dict__, default=str)}" for r in caplog.records)
-        return "\n".join([out, err, caplog.text, records])
-
-    yield read
-    ls_logger.setLevel(previous)
 
 
 def test_events_file_gives_the_spec_answer(app, event_file, lambda_context):
