@@ -15,7 +15,7 @@ from typing import Any
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError
-from loopsense.store.accounts import Accounts
+from loopsense.store.accounts import ALL_SKILLS, Accounts
 from loopsense.store.dynamo import unavailable
 
 # What a key can look like: the prefix and URL-safe base64. Anything else never hits the store.
@@ -33,7 +33,7 @@ class Identity:
     thresholds: Mapping[str, Any] = field(default_factory=dict)
 
     def grants(self, skill_key: str) -> bool:
-        return "*" in self.scopes or skill_key in self.scopes
+        return ALL_SKILLS in self.scopes or skill_key in self.scopes
 
 
 def unauthorized(reason: str) -> LoopsenseError:

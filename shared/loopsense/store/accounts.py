@@ -53,9 +53,6 @@ class ApiKey:
     status: str
     created_at: str
 
-    def grants(self, skill_key: str) -> bool:
-        return ALL_SKILLS in self.scopes or skill_key in self.scopes
-
 
 class Accounts:
     def __init__(self, db: Dynamo, settings: Settings) -> None:
