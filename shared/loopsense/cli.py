@@ -74,6 +74,7 @@ def _store(args: argparse.Namespace) -> tuple[Any, Any]:
         if _is_loopback(endpoint):  # the embedded store takes any credentials
             for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
                 os.environ.setdefault(name, "loopsense-local")
+            os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     from loopsense.settings import settings
     from loopsense.store.accounts import Accounts
     from loopsense.store.dynamo import Dynamo, make_client

@@ -12,8 +12,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from loopsense.errors import LoopsenseError, validation_error
-from loopsense.platform.plans import all_plans, resolve_plan
+from loopsense.errors import validation_error
+from loopsense.platform.plans import all_plans, find_plan, resolve_plan
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.metering import Metering, UsageRecord
 
@@ -55,14 +55,13 @@ def list_keys(accounts: Accounts, tenant_id: str) -> list[dict[str, Any]]:
 
 
 def set_plan(accounts: Accounts, name: str, changes: dict[str, Any]) -> dict[str, Any]:
-    try:
-        current = resolve_plan(accounts, name)
-    except LoopsenseError:
+    # A store that is down raises here; only a plan that exists nowhere is a new one.
+    current = find_plan(accounts, name)
+    if current is None:
         missing = [f for f in ("credits_per_month", "requests_per_second", "skills",
                                "max_time_budget_ms") if changes.get(f) is None]
         if missing:
-            raise validation_error("plan", f"a new plan needs {', '.join(missing)}") from None
-        current = None
+            raise validation_error("plan", f"a new plan needs {', '.join(missing)}")
     values = {k: v for k, v in changes.items() if v is not None}
     if "skills" in values:
         values["skills"] = tuple(sorted(set(values["skills"])))

@@ -19,7 +19,7 @@ class Settings(BaseSettings):
     idempotency_table: str = "loopsense-idempotency"
     # None: the standard AWS configuration (AWS_ENDPOINT_URL_DYNAMODB, region, credentials).
     dynamodb_endpoint: str | None = None
-    region: str = "us-east-1"
+    region: str | None = None  # None: boto3's own (AWS_REGION on Lambda, the profile elsewhere)
     # Seconds a store call may take before the request answers PLAN_ELIGIBILITY_UNAVAILABLE.
     store_timeout_s: float = 2.0
     # "lambda": the router invokes each skill's function by name; "inprocess": the local server.

@@ -303,3 +303,9 @@ def test_the_api_routes_execute_through_the_authorizer(template):
     events = template["Resources"]["ExecuteFunction"]["Properties"]["Events"]
     assert events["Execute"]["Properties"]["Path"] == "/v1/execute"
     assert "ApiUrl" in template["Outputs"]
+
+
+def test_each_skill_function_times_out_at_its_catalog_budget(template):
+    for skill in SKILLS:
+        function = template["Resources"][skill.function]
+        assert _prop(template, function, "Timeout") * 1000 == skill.timeout_ms, skill.key

@@ -184,3 +184,19 @@ def test_lambda_invoker_maps_function_errors(monkeypatch, message, code):
     with pytest.raises(LoopsenseError) as caught:
         LambdaInvoker(client).invoke(CATALOG["agent.loop_detect"], LOOP, "r1")
     assert caught.value.code == code
+
+
+def test_a_store_that_is_down_is_not_mistaken_for_a_new_plan():
+    from loopsense import operator
+
+    dead = build_platform(Settings(dynamodb_endpoint="http://127.0.0.1:9", store_timeout_s=0.2),
+                          invoker=FixedInvoker())
+    with pytest.raises(LoopsenseError) as caught:
+        operator.set_plan(dead.accounts, "hobby", {"credits_per_month": 5})
+    assert caught.value.code == "PLAN_ELIGIBILITY_UNAVAILABLE"
+
+
+def test_the_store_client_uses_the_deployments_region(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    assert make_client(Settings()).meta.region_name == "eu-west-1"

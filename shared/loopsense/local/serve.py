@@ -31,6 +31,7 @@ def _configure_environment(options: ServeOptions, store_endpoint: str | None) ->
     os.environ["LOOPSENSE_SKILL_INVOKER"] = "inprocess"
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")  # no X-Ray daemon locally
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "1")  # no CloudWatch to read EMF
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # any region, for a local store
     if store_endpoint:
         os.environ["LOOPSENSE_DYNAMODB_ENDPOINT"] = store_endpoint
 

@@ -55,7 +55,8 @@ class LambdaInvoker:
         from botocore.config import Config
 
         self._client = client or boto3.client(
-            "lambda", config=Config(read_timeout=900, retries={"max_attempts": 0})
+            # Longer than any skill's budget, shorter than the router's own 29 s.
+            "lambda", config=Config(read_timeout=25, retries={"max_attempts": 0})
         )
 
     def invoke(self, skill: Skill, raw_input: Any, request_id: str,

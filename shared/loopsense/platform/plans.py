@@ -27,8 +27,13 @@ def default_plan(name: str) -> Plan | None:
     return Plan(name, credits, rps, skills, max_budget)
 
 
+def find_plan(accounts: Accounts, name: str) -> Plan | None:
+    """The stored plan row, else the default of that name, else None."""
+    return accounts.stored_plan(name) or default_plan(name)
+
+
 def resolve_plan(accounts: Accounts, name: str) -> Plan:
-    plan = accounts.stored_plan(name) or default_plan(name)
+    plan = find_plan(accounts, name)
     if plan is None:
         raise LoopsenseError("PLAN_ELIGIBILITY_UNAVAILABLE", "the tenant's plan is not defined",
                              retry_after=60)
