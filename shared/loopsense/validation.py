@@ -7,9 +7,10 @@ the location), so every detail is rebuilt here from the error type and the schem
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic
+from pydantic import ConfigDict
 
 from loopsense.errors import Detail, LoopsenseError
 
@@ -54,6 +55,19 @@ def _issue(error: Any) -> str:
         return template.format(**(error.get("ctx") or {}))
     except (KeyError, IndexError):
         return template.split(" {")[0]
+
+
+# Every input schema: unknown fields rejected, no coercion ("20" is not 20).
+STRICT = ConfigDict(extra="forbid", strict=True)
+Model = TypeVar("Model", bound=pydantic.BaseModel)
+
+
+def validate(model: type[Model], raw: Any, prefix: str = "input") -> Model:
+    """``raw`` as ``model``, or VALIDATION_ERROR with details that never echo the input."""
+    try:
+        return model.model_validate(raw)
+    except pydantic.ValidationError as exc:
+        raise from_pydantic(exc, prefix) from None
 
 
 def from_pydantic(exc: pydantic.ValidationError, prefix: str = "input") -> LoopsenseError:

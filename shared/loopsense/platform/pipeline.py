@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopsense import jsonio
@@ -32,7 +31,7 @@ from loopsense.platform.routes import answer
 from loopsense.platform.tenant_settings import applied, plan_cap, valid_stored
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.metering import Metering, Once, UsageRecord
-from loopsense.validation import from_pydantic
+from loopsense.validation import validate
 
 # Lambda's synchronous payload limit; skills apply their own, smaller input limits.
 MAX_BODY_BYTES = 6 * 1024 * 1024
@@ -49,10 +48,7 @@ def parse_envelope(body: bytes) -> Envelope:
     if len(body) > MAX_BODY_BYTES:
         raise validation_error("body", f"must be at most {MAX_BODY_BYTES} bytes")
     raw = jsonio.loads(body)
-    try:
-        return Envelope.model_validate(raw)
-    except pydantic.ValidationError as exc:
-        raise from_pydantic(exc, prefix="") from None
+    return validate(Envelope, raw, prefix="")
 
 
 def next_month_in_seconds(now: datetime) -> int:

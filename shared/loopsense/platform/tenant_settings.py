@@ -24,12 +24,11 @@ from typing import Any
 
 from loopsense.errors import Detail, LoopsenseError, validation_error
 from loopsense.platform.plans import resolve_plan
-from loopsense.skills.thresholds import THRESHOLDS, check
+from loopsense.skills.thresholds import PLAN_CAP, THRESHOLDS, check
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.dynamo import ConditionFailed, unavailable
 
 TIME_BUDGET = "time_budget_ms"
-PLAN_CAP = "max_time_budget_ms"  # the key skills read the plan's cap from (skills/loops.py)
 CAP_CODE = "TIME_BUDGET_ABOVE_PLAN_CAP"
 # A settings body names at most six numbers; anything near this size is not one.
 MAX_BODY_BYTES = 16 * 1024

@@ -17,6 +17,13 @@ def input_size(raw: Any) -> int:
     return len(pydantic_core.to_json(raw))
 
 
+def check_event_count(raw: Any, limit: int, code: str) -> None:
+    """More than ``limit`` events is the skill's own limit error, before validating them all."""
+    events = raw.get("events") if isinstance(raw, dict) else None
+    if isinstance(events, list) and len(events) > limit:
+        raise validation_error("input.events", f"must have at most {limit} events", code)
+
+
 def check_input_size(raw: Any, limit: int, code: str) -> None:
     if not isinstance(raw, dict):
         raise validation_error("input", "must be an object")

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field, with_config
 from typing_extensions import TypedDict
 
@@ -21,9 +20,9 @@ from loopsense.core.buckets import duration_bucket, step_bucket
 from loopsense.core.instants import from_epoch_ms, parse_iso
 from loopsense.core.signatures import hash8, template
 from loopsense.errors import validation_error
-from loopsense.skills.limits import check_input_size
-from loopsense.skills.thresholds import effective
-from loopsense.validation import from_pydantic
+from loopsense.skills.limits import check_event_count, check_input_size
+from loopsense.skills.thresholds import PLAN_CAP, effective
+from loopsense.validation import STRICT, validate
 
 KEY = "agent.loops"
 VERSION = "1.0.0"
@@ -43,9 +42,7 @@ THRESHOLD_NAMES = (
     "similar_call_min_cluster_size",
     "time_budget_ms",
 )
-PLAN_CAP = "max_time_budget_ms"  # in the tenant mapping: the plan's cap on time_budget_ms
 
-_STRICT = ConfigDict(extra="forbid", strict=True)
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
@@ -63,7 +60,7 @@ class Event(TypedDict):
     ]
 
 
-@with_config(_STRICT)
+@with_config(STRICT)
 class Thresholds(TypedDict, total=False):
     """Per-call overrides; values are checked by skills.thresholds (types and bounds)."""
 
@@ -75,7 +72,7 @@ class Thresholds(TypedDict, total=False):
 
 
 class LoopsInput(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
     events: list[Event] = Field(min_length=1, max_length=MAX_EVENTS)
     durationMs: int | None = Field(None, ge=0, le=MAX_DURATION_MS)
     startedAt: str | None = Field(None, max_length=64)
@@ -116,23 +113,16 @@ class Duration:
 
 
 def parse(raw: Any) -> LoopsInput:
-    if isinstance(raw, dict):
-        events = raw.get("events")
-        if isinstance(events, list) and len(events) > MAX_EVENTS:
-            raise validation_error("input.events", f"must have at most {MAX_EVENTS} events",
-                                   LIMIT)
+    check_event_count(raw, MAX_EVENTS, LIMIT)
     check_input_size(raw, MAX_INPUT_BYTES, LIMIT)
-    try:
-        return LoopsInput.model_validate(raw)
-    except pydantic.ValidationError as exc:
-        raise from_pydantic(exc) from None
+    return validate(LoopsInput, raw)
 
 
 def applied_thresholds(parsed: LoopsInput, tenant: Mapping[str, Any] | None) -> Applied:
     per_call = parsed.thresholds
-    tenant_values = {k: v for k, v in (tenant or {}).items() if k in THRESHOLD_NAMES}
-    values = {name: effective(name, per_call, tenant_values) for name in THRESHOLD_NAMES}
-    cap = (tenant or {}).get(PLAN_CAP)
+    tenant = tenant or {}
+    values = {name: effective(name, per_call, tenant) for name in THRESHOLD_NAMES}
+    cap = tenant.get(PLAN_CAP)
     if isinstance(cap, int) and not isinstance(cap, bool) and values["time_budget_ms"] > cap:
         values["time_budget_ms"] = cap  # "capped by the plan" (spec/thresholds.md)
     return Applied(**values)
@@ -243,18 +233,20 @@ def embeddings_usable(calls: list[LlmCall]) -> tuple[bool, str | None]:
 
 def similar_call(calls: list[LlmCall], threshold: float, min_size: int,
                  use_embeddings: bool) -> list[dict[str, Any]]:
+    by_model: dict[str, list[LlmCall]] = {}
+    for call in calls:
+        by_model.setdefault(call.model, []).append(call)
+    groups = [(model, group) for model, group in by_model.items() if len(group) >= min_size]
+    if not groups:
+        return []  # no model has enough calls for a cluster: numpy need not even be imported
+
     import numpy as np
 
     from loopsense.core.lexvec import vectorize
     from loopsense.core.similarity import similar_components
 
-    by_model: dict[str, list[LlmCall]] = {}
-    for call in calls:
-        by_model.setdefault(call.model, []).append(call)
     found: list[dict[str, Any]] = []
-    for model, group in by_model.items():
-        if len(group) < min_size:
-            continue
+    for model, group in groups:
         if use_embeddings:
             matrix = np.asarray([c.embedding for c in group], dtype=np.float64)
             norms = np.linalg.norm(matrix, axis=1)
@@ -271,8 +263,11 @@ def similar_call(calls: list[LlmCall], threshold: float, min_size: int,
             labels = similar_components(vectorize(list(distinct)), threshold)
         event_label = labels[node_of]
         sizes = np.bincount(event_label, minlength=labels.size)
+        # Events grouped by label once (stable: ascending within a label), not rescanned per label.
+        by_label = np.argsort(event_label, kind="stable")
+        ends = np.cumsum(sizes)
         for label in np.flatnonzero(sizes >= min_size).tolist():
-            members = [group[i] for i in np.flatnonzero(event_label == label).tolist()]
+            members = [group[i] for i in by_label[ends[label] - sizes[label]:ends[label]].tolist()]
             messages = {c.message for c in members}
             if len(messages) == 1:
                 continue  # all identical: identical_call's finding, not ours

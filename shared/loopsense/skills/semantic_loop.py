@@ -15,15 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, NotRequired
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, with_config
 from typing_extensions import TypedDict
 
 from loopsense.core.canonical import MAX_KEY_LENGTH, CanonicalError, canonical_hash, canonical_key
 from loopsense.errors import validation_error
-from loopsense.skills.limits import check_input_size
+from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import effective
-from loopsense.validation import from_pydantic
+from loopsense.validation import STRICT, validate
 
 KEY = "agent.semantic_loop"
 VERSION = "1.0.0"
@@ -37,7 +36,6 @@ SIGNATURE_PREFIX = "semantic_loop:"
 
 LIMIT = "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED"
 
-_STRICT = ConfigDict(extra="forbid", strict=True)
 
 
 @with_config(ConfigDict(extra="allow", strict=True))
@@ -48,7 +46,7 @@ class Event(TypedDict):
     type: str
 
 
-@with_config(_STRICT)
+@with_config(STRICT)
 class Thresholds(TypedDict):
     # Any here: skills.thresholds.effective checks type and bounds, the same way for all skills.
     revisit_threshold: NotRequired[Any]
@@ -58,7 +56,7 @@ IgnoreKey = Annotated[str, StringConstraints(max_length=MAX_KEY_LENGTH)]
 
 
 class SemanticLoopInput(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
     events: list[Event] = Field(min_length=MIN_EVENTS)
     thresholds: Thresholds | None = None
     ignoreKeys: list[IgnoreKey] = Field(default_factory=list, max_length=MAX_IGNORE_KEYS)
@@ -81,13 +79,8 @@ class SemanticLoopOutput(BaseModel):
 
 def parse(raw: Any) -> SemanticLoopInput:
     check_input_size(raw, MAX_INPUT_BYTES, LIMIT)
-    events = raw.get("events")
-    if isinstance(events, list) and len(events) > MAX_EVENTS:  # before validating them all
-        raise validation_error("input.events", f"must have at most {MAX_EVENTS} events", LIMIT)
-    try:
-        parsed = SemanticLoopInput.model_validate(raw)
-    except pydantic.ValidationError as exc:
-        raise from_pydantic(exc) from None
+    check_event_count(raw, MAX_EVENTS, LIMIT)
+    parsed = validate(SemanticLoopInput, raw)
     for index, event in enumerate(parsed.events):
         if event["type"] == CHECKPOINT:
             name = event.get("name")
@@ -98,7 +91,7 @@ def parse(raw: Any) -> SemanticLoopInput:
 
 def detect(parsed: SemanticLoopInput,
            tenant_thresholds: Mapping[str, Any] | None = None) -> SemanticLoopOutput:
-    threshold = int(effective("revisit_threshold", parsed.thresholds, tenant_thresholds))
+    threshold: int = effective("revisit_threshold", parsed.thresholds, tenant_thresholds)
     ignore = frozenset(canonical_key(k) for k in parsed.ignoreKeys)
     by_hash: dict[str, list[int]] = {}  # insertion order = order of first occurrence
     checkpoints = 0

@@ -40,6 +40,10 @@ THRESHOLDS: dict[str, Threshold] = {
 }
 
 
+# In a tenant's thresholds as the router hands them over: the plan's cap on time_budget_ms.
+PLAN_CAP = "max_time_budget_ms"
+
+
 def check(name: str, value: Any, path: str) -> int | float:
     """``value`` if it is of the threshold's type and within its bounds, else VALIDATION_ERROR."""
     spec = THRESHOLDS[name]
@@ -53,10 +57,10 @@ def check(name: str, value: Any, path: str) -> int | float:
 
 
 def effective(name: str, per_call: Mapping[str, Any] | None,
-              tenant: Mapping[str, Any] | None = None, path: str = "input.thresholds") -> Any:
+              tenant: Mapping[str, Any] | None = None) -> Any:
     """The value a skill applies for ``name``: per call, else the tenant's, else the default."""
     if per_call is not None and name in per_call:
-        return check(name, per_call[name], f"{path}.{name}")
+        return check(name, per_call[name], f"input.thresholds.{name}")
     if tenant is not None and name in tenant:
         return check(name, tenant[name], f"tenant.{name}")
     return THRESHOLDS[name].default
