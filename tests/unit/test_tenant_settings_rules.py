@@ -135,7 +135,7 @@ def test_the_skill_gets_the_tenants_values_the_clamped_budget_and_the_cap():
     stored = {"revisit_threshold": 4, "time_budget_ms": 3_600_000}
     assert applied(stored, plan_cap(HOBBY)) == {
         "revisit_threshold": 4, "time_budget_ms": 600_000, "max_time_budget_ms": 600_000}
-    assert applied(None, plan_cap(TEAM)) == {"max_time_budget_ms": 3_600_000}
+    assert applied({}, plan_cap(TEAM)) == {"max_time_budget_ms": 3_600_000}
 
 
 def test_describe_shows_the_applied_value_the_own_setting_and_the_bounds():

@@ -20,8 +20,8 @@ from types import ModuleType
 from typing import Any
 
 from loopsense import jsonio
-from loopsense.errors import LoopsenseError, validation_error
-from loopsense.platform.http import error_response
+from loopsense.errors import LoopsenseError
+from loopsense.platform.http import body_too_large, error_response
 from loopsense.platform.pipeline import MAX_BODY_BYTES
 from loopsense.store.tables import load_template
 
@@ -131,8 +131,7 @@ def make_http_server(gateway: Gateway, host: str, port: int) -> ThreadingHTTPSer
             path = self.path.split("?", 1)[0]
             if length > MAX_BODY_BYTES:
                 self.close_connection = True
-                error = validation_error("body", f"must be at most {MAX_BODY_BYTES} bytes")
-                self._send(error_response(error, str(uuid.uuid4())))
+                self._send(error_response(body_too_large(MAX_BODY_BYTES), str(uuid.uuid4())))
                 return
             body = self.rfile.read(length) if length else b""
             self._send(gateway.handle(self.command, path, dict(self.headers.items()), body))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopsense import jsonio
-from loopsense.errors import LoopsenseError, error_envelope
+from loopsense.errors import LoopsenseError, error_envelope, validation_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,17 @@ def request_from_event(event: dict[str, Any]) -> Request:
         request_id=context.get("requestId", ""),
         authorizer=authorizer,
     )
+
+
+def json_body(body: bytes, limit: int) -> Any:
+    """A request body as JSON; over ``limit`` bytes it is refused before parsing."""
+    if len(body) > limit:
+        raise body_too_large(limit)
+    return jsonio.loads(body)
+
+
+def body_too_large(limit: int) -> LoopsenseError:
+    return validation_error("body", f"must be at most {limit} bytes")
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> dict[str, Any]:

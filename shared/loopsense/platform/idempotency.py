@@ -54,25 +54,27 @@ class _Deadline:
 
 class Idempotency:
     def __init__(self, client: Any, table: str) -> None:
-        self._persistence = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)
-
-    def run(self, tenant_id: str, key: str, body: bytes,
-            call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         config = IdempotencyConfig(
             event_key_jmespath="[tenant, key]",
             payload_validation_jmespath="body",
             expires_after_seconds=REPLAY_WINDOW_S,
+            lambda_context=_Deadline(IN_PROGRESS_EXPIRY_MS),  # type: ignore[arg-type]
         )
-        config.register_lambda_context(_Deadline(IN_PROGRESS_EXPIRY_MS))  # type: ignore[arg-type]
 
+        # Only ``request`` is hashed into the record's key; ``call`` does the work.
         @idempotent_function(data_keyword_argument="request", config=config,
-                             persistence_store=self._persistence)
-        def guarded(request: dict[str, str]) -> dict[str, Any]:
+                             persistence_store=DynamoDBPersistenceLayer(table_name=table,
+                                                                        boto3_client=client))
+        def guarded(request: dict[str, str], call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
             return call()
 
+        self._guarded = guarded
+
+    def run(self, tenant_id: str, key: str, body: bytes,
+            call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         request = {"tenant": tenant_id, "key": key, "body": hashlib.sha256(body).hexdigest()}
         try:
-            return guarded(request=request)
+            return self._guarded(request=request, call=call)
         except IdempotencyAlreadyInProgressError:
             raise LoopsenseError("IDEMPOTENCY_IN_PROGRESS",
                                  "a request with this Idempotency-Key is still running") from None

@@ -18,12 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from loopsense import jsonio
-from loopsense.errors import Detail, LoopsenseError, validation_error
+from loopsense.errors import Detail, LoopsenseError
 from loopsense.observability import logger
 from loopsense.platform.auth import Identity, identity_from_context
 from loopsense.platform.catalog import CATALOG, find_skill
-from loopsense.platform.http import Request, json_response
+from loopsense.platform.http import Request, json_body, json_response
 from loopsense.platform.idempotency import KEY_HEADER, REPLAY_WINDOW_S, Idempotency, check_key
 from loopsense.platform.invoke import Invoker
 from loopsense.platform.plans import resolve_plan
@@ -45,10 +44,7 @@ class Envelope(BaseModel):
 
 
 def parse_envelope(body: bytes) -> Envelope:
-    if len(body) > MAX_BODY_BYTES:
-        raise validation_error("body", f"must be at most {MAX_BODY_BYTES} bytes")
-    raw = jsonio.loads(body)
-    return validate(Envelope, raw, prefix="")
+    return validate(Envelope, json_body(body, MAX_BODY_BYTES), prefix="")
 
 
 def next_month_in_seconds(now: datetime) -> int:
@@ -109,10 +105,10 @@ class Platform:
             retry_after=next_month_in_seconds(now))
         if self.metering.used(identity.tenant_id, period) + skill.cost > plan.credits_per_month:
             raise quota_error
-        answer = self.invoker.invoke(skill, envelope.input, request.request_id,
+        result = self.invoker.invoke(skill, envelope.input, request.request_id,
                                      tenant_thresholds(identity, plan))
-        if "error" in answer:
-            raise _skill_error(answer["error"])
+        if "error" in result:
+            raise _skill_error(result["error"])
         record = UsageRecord(
             execution_id=str(uuid.uuid4()), skill_key=skill.key, skill_version=skill.version,
             credits=skill.cost, at=now.isoformat(timespec="milliseconds"),
@@ -124,18 +120,18 @@ class Platform:
             raise quota_error  # lost the race for the last credits: the work is discarded
         return json_response(200, {
             "executionId": execution_id, "skillKey": skill.key, "skillVersion": skill.version,
-            "output": answer["output"], "billing": {"credits": skill.cost},
+            "output": result["output"], "billing": {"credits": skill.cost},
         }, {"X-Request-Id": request.request_id})
 
 
 def tenant_thresholds(identity: Identity, plan: Plan) -> dict[str, Any]:
     """The tenant's thresholds (read by the authorizer with the tenant) and the plan's cap on
     time_budget_ms, as the skill gets them; stored values no longer valid are ignored."""
-    ignored = valid_stored(identity.thresholds)[1]
+    values, ignored = valid_stored(identity.thresholds)
     if ignored:
         logger.warning("stored thresholds ignored", extra={"tenant": identity.tenant_id,
                                                            "thresholds": ignored})
-    return applied(identity.thresholds, plan_cap(plan))
+    return applied(values, plan_cap(plan))
 
 
 def _skill_error(error: dict[str, Any]) -> LoopsenseError:

@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from loopsense import jsonio
-from loopsense.errors import LoopsenseError, validation_error
+from loopsense.errors import LoopsenseError
 from loopsense.platform.auth import identity_from_context
-from loopsense.platform.http import json_response, request_from_event
+from loopsense.platform.http import json_body, json_response, request_from_event
 from loopsense.platform.routes import answer
 from loopsense.platform.tenant_settings import MAX_BODY_BYTES, TenantSettings
 from loopsense.skills.thresholds import THRESHOLDS
@@ -36,12 +35,6 @@ ROUTES: dict[str, Action] = {
 }
 
 
-def parse_body(raw: bytes) -> Any:
-    if len(raw) > MAX_BODY_BYTES:
-        raise validation_error("body", f"must be at most {MAX_BODY_BYTES} bytes")
-    return jsonio.loads(raw)
-
-
 def handle(event: dict[str, Any], service: TenantSettings) -> dict[str, Any]:
     """An HTTP API (payload 2.0) event of one of the four routes -> its response."""
     request = request_from_event(event)
@@ -53,7 +46,7 @@ def handle(event: dict[str, Any], service: TenantSettings) -> dict[str, Any]:
         if action is None:
             raise LoopsenseError("ROUTE_NOT_FOUND", "no such route")
         log["route"] = route
-        body = parse_body(request.body) if route.startswith("PUT ") else None
+        body = json_body(request.body, MAX_BODY_BYTES) if route.startswith("PUT ") else None
         if isinstance(body, dict):  # logged: the known names only (others are caller content)
             log["names"] = sorted(name for name in body if name in THRESHOLDS)
         return json_response(200, action(service, tenant, body),

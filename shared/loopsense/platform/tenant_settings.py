@@ -71,10 +71,10 @@ def valid_stored(raw: Any) -> tuple[dict[str, int | float], list[str]]:
     return values, ignored
 
 
-def applied(stored: Any, cap: int) -> dict[str, int | float]:
-    """What the router hands a skill as ``tenant_thresholds``: the tenant's valid values, the
-    time budget clamped to the plan's cap, and the cap itself (``max_time_budget_ms``)."""
-    values, _ = valid_stored(stored)
+def applied(valid: dict[str, int | float], cap: int) -> dict[str, int | float]:
+    """What the router hands a skill as ``tenant_thresholds``: the tenant's valid values (from
+    valid_stored), the time budget clamped to the plan's cap, and the cap itself."""
+    values = dict(valid)
     if TIME_BUDGET in values:
         values[TIME_BUDGET] = min(values[TIME_BUDGET], cap)
     values[PLAN_CAP] = cap
