@@ -70,11 +70,11 @@ def set_plan(accounts: Accounts, name: str, changes: dict[str, Any]) -> dict[str
             raise validation_error(field, "must be >= 0")
     plan = replace(current, **values) if current else Plan(name=name, **values)
     accounts.set_plan(plan)
-    return _plan(plan)
+    return plan.as_item()
 
 
 def list_plans(accounts: Accounts) -> list[dict[str, Any]]:
-    return [_plan(p) for p in all_plans(accounts)]
+    return [p.as_item() for p in all_plans(accounts)]
 
 
 def usage(accounts: Accounts, metering: Metering, tenant_id: str,
@@ -99,9 +99,3 @@ def _tenant(accounts: Accounts, tenant_id: str) -> dict[str, Any]:
     if tenant is None:
         raise validation_error("tenant", "names no tenant")
     return tenant
-
-
-def _plan(plan: Plan) -> dict[str, Any]:
-    return {"plan": plan.name, "creditsPerMonth": plan.credits_per_month,
-            "requestsPerSecond": plan.requests_per_second, "skills": list(plan.skills),
-            "maxTimeBudgetMs": plan.max_time_budget_ms}

@@ -200,3 +200,12 @@ def test_the_store_client_uses_the_deployments_region(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
     monkeypatch.delenv("AWS_REGION", raising=False)
     assert make_client(Settings()).meta.region_name == "eu-west-1"
+
+
+def test_a_malformed_tenant_item_is_an_internal_error_in_the_envelope(platform):
+    platform.accounts.db.put(Settings().tenants_table, {"tenantId": "acme", "status": "active"})
+    context = authorizer_context(f"Bearer {platform.secret}", platform.accounts)
+    assert context["authError"] == "INTERNAL_ERROR"
+    response = platform.execute(Request("POST", "/v1/execute", {}, b"{}", "r", context))
+    assert response["statusCode"] == 500
+    assert json.loads(response["body"])["error"]["code"] == "INTERNAL_ERROR"

@@ -15,6 +15,7 @@ from typing import Any
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError
+from loopsense.observability import logger
 from loopsense.store.accounts import ALL_SKILLS, Accounts
 from loopsense.store.dynamo import unavailable
 
@@ -64,6 +65,9 @@ def authorizer_context(authorization: str | None, accounts: Accounts) -> dict[st
         identity = authenticate(authorization, accounts)
     except LoopsenseError as error:
         return {"authError": error.code, "authReason": error.message}
+    except Exception as exc:  # noqa: BLE001 - e.g. a malformed tenant item: still the envelope
+        logger.error("authorizer crashed", extra={"exception": type(exc).__name__})
+        return {"authError": "INTERNAL_ERROR", "authReason": "unexpected failure"}
     # Context values are strings: the thresholds map travels as JSON.
     return {"tenantId": identity.tenant_id, "keyId": identity.key_id, "plan": identity.plan,
             "scopes": ",".join(identity.scopes), "thresholds": jsonio.dumps(identity.thresholds)}
@@ -76,6 +80,8 @@ def identity_from_context(context: dict[str, Any]) -> Identity:
         message = context.get("authReason") or "missing or invalid API key"
         if code == "PLAN_ELIGIBILITY_UNAVAILABLE":
             raise unavailable()
+        if code == "INTERNAL_ERROR":
+            raise LoopsenseError("INTERNAL_ERROR", "unexpected failure")
         raise unauthorized(str(message))
     scopes = tuple(s for s in str(context.get("scopes", "")).split(",") if s)
     return Identity(str(context["tenantId"]), str(context["keyId"]), str(context["plan"]), scopes,

@@ -99,13 +99,10 @@ class Dynamo:
                          ConsistentRead=True).get("Item")
         return from_item(item) if item else None
 
-    def put(self, table: str, values: dict[str, Any], condition: str | None = None,
-            names: dict[str, str] | None = None) -> None:
+    def put(self, table: str, values: dict[str, Any], condition: str | None = None) -> None:
         kwargs: dict[str, Any] = {"TableName": table, "Item": to_item(values)}
         if condition:
             kwargs["ConditionExpression"] = condition
-        if names:
-            kwargs["ExpressionAttributeNames"] = names
         self.call("put_item", **kwargs)
 
     def query(self, table: str, **kwargs: Any) -> list[dict[str, Any]]:
