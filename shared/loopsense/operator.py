@@ -15,17 +15,17 @@ from typing import Any
 from loopsense.errors import validation_error
 from loopsense.platform.plans import all_plans, find_plan, resolve_plan
 from loopsense.store.accounts import Accounts, Plan
-from loopsense.store.metering import Metering, UsageRecord
+from loopsense.store.metering import Metering, UsageRecord, period_of
 
 
-def _now() -> str:
+def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def create_tenant(accounts: Accounts, plan: str, tenant_id: str | None) -> dict[str, Any]:
     resolve_plan(accounts, plan)
     tenant_id = tenant_id or "t_" + secrets.token_hex(6)
-    accounts.create_tenant(tenant_id, plan, _now())
+    accounts.create_tenant(tenant_id, plan, now_iso())
     return {"tenantId": tenant_id, "plan": plan}
 
 
@@ -38,13 +38,13 @@ def set_tenant_plan(accounts: Accounts, tenant_id: str, plan: str) -> dict[str, 
 
 def issue_key(accounts: Accounts, tenant_id: str, skills: list[str]) -> dict[str, Any]:
     _tenant(accounts, tenant_id)
-    secret, key = accounts.issue_key(tenant_id, tuple(skills), _now())
+    secret, key = accounts.issue_key(tenant_id, tuple(skills), now_iso())
     return {"apiKey": secret, "keyId": key.key_id, "tenantId": tenant_id,
             "skills": list(key.scopes), "note": "shown once; only its SHA-256 digest is stored"}
 
 
 def revoke_key(accounts: Accounts, tenant_id: str, key_id: str) -> dict[str, Any]:
-    if not accounts.revoke_key(tenant_id, key_id, _now()):
+    if not accounts.revoke_key(tenant_id, key_id, now_iso()):
         raise validation_error("keyId", "names no key of this tenant")
     return {"keyId": key_id, "status": "revoked"}
 
@@ -80,7 +80,7 @@ def list_plans(accounts: Accounts) -> list[dict[str, Any]]:
 def usage(accounts: Accounts, metering: Metering, tenant_id: str,
           period: str | None) -> dict[str, Any]:
     tenant = _tenant(accounts, tenant_id)
-    period = period or datetime.now(UTC).strftime("%Y-%m")
+    period = period or period_of(datetime.now(UTC))
     plan = resolve_plan(accounts, tenant["plan"])
     records = metering.records(tenant_id, period)
     return {"tenantId": tenant_id, "plan": plan.name, "period": period,

@@ -6,7 +6,6 @@ import os
 import signal
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 # A well-known key for the local development tenant only (like LocalStack's "test"): it makes
@@ -37,6 +36,7 @@ def _configure_environment(options: ServeOptions, store_endpoint: str | None) ->
 
 
 def seed(options: ServeOptions) -> None:
+    from loopsense.operator import now_iso
     from loopsense.platform.auth import KEY_FORMAT
     from loopsense.platform.runtime import accounts
     from loopsense.settings import settings
@@ -47,7 +47,7 @@ def seed(options: ServeOptions) -> None:
         raise SystemExit("--dev-api-key must look like ls_ followed by 20+ of [A-Za-z0-9_-]")
     create_tables(make_client(settings()), settings())
     store = accounts()
-    now = datetime.now(UTC).isoformat(timespec="seconds")
+    now = now_iso()
     if store.tenant(DEV_TENANT) is None:
         store.create_tenant(DEV_TENANT, options.dev_plan, now)
     else:

@@ -29,7 +29,7 @@ from loopsense.platform.plans import resolve_plan
 from loopsense.platform.routes import answer
 from loopsense.platform.tenant_settings import applied, plan_cap, valid_stored
 from loopsense.store.accounts import Accounts, Plan
-from loopsense.store.metering import Metering, Once, UsageRecord
+from loopsense.store.metering import Metering, Once, UsageRecord, period_of
 from loopsense.validation import validate
 
 # Lambda's synchronous payload limit; skills apply their own, smaller input limits.
@@ -99,7 +99,7 @@ class Platform:
             raise LoopsenseError(
                 "TENANT_RATE_LIMITED",
                 f"more than {plan.requests_per_second} requests per second", retry_after=1)
-        period = now.strftime("%Y-%m")
+        period = period_of(now)
         quota_error = LoopsenseError(
             "QUOTA_EXCEEDED", f"the plan's {plan.credits_per_month} credits for {period} are used",
             retry_after=next_month_in_seconds(now))

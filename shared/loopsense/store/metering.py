@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from loopsense.settings import Settings
@@ -120,6 +121,11 @@ class Once:
 
 def _once(key: str) -> str:
     return f"ONCE#{key}"
+
+
+def period_of(moment: datetime) -> str:
+    """The quota period a moment falls in: its calendar month, UTC ("2026-11")."""
+    return moment.astimezone(UTC).strftime("%Y-%m")
 
 
 def _period(period: str) -> str:
