@@ -13,9 +13,10 @@ ports and measures, over real HTTP with a kept-alive connection:
    interleaved in this process; the difference is the platform's overhead;
 2. sustained requests per second of small calls from 4 concurrent clients (threads, one
    connection each), for a fixed number of requests;
-3. the embedded store's cost per call kind (get, conditional update, transaction), which is
-   most of the overhead: the pipeline makes 6 store calls per request (key, tenant, plan,
-   rate counter, quota read, charge).
+3. the embedded store's cost per call kind (get, conditional update, transaction): the
+   pipeline makes 6 store calls per request (key, tenant, plan, rate counter, quota read,
+   charge). Its baseline, in the same process, is moto in-process (mock_aws), the embedded
+   store `loopsense serve` used before its own engine.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -138,48 +140,66 @@ def throughput(host: str, port: int, body: bytes, clients: int, per_client: int)
     return clients * per_client / elapsed
 
 
-def store_costs(rounds: int, history: int) -> dict[str, float]:
-    """Median ms of each kind of store call the pipeline makes, on the embedded store; the
-    charge again after ``history`` more usage records (it must not grow with them)."""
-    from loopsense.local.embedded import EmbeddedDynamoDB
+def store_costs(client: Any, rounds: int, history: int) -> dict[str, float]:
+    """Median ms of each kind of store call the pipeline makes, through ``client``; the charge
+    again after ``history`` more usage records (it must not grow with them)."""
     from loopsense.settings import Settings
-    from loopsense.store.dynamo import Dynamo, make_client
+    from loopsense.store.dynamo import Dynamo
     from loopsense.store.metering import Metering, UsageRecord
     from loopsense.store.tables import create_tables
 
-    embedded = EmbeddedDynamoDB(port=0).start()
-    try:
-        config = Settings()
-        client = make_client(config)
-        create_tables(client, config)
-        db = Dynamo(client)
-        metering = Metering(db, config)
-        kinds: dict[str, list[float]] = {"get_item": [], "conditional update": [],
-                                         "charge transaction": []}
-        for i in range(rounds):
-            started = time.perf_counter()
-            metering.used("t", "2026-11")
-            kinds["get_item"].append(time.perf_counter() - started)
-            started = time.perf_counter()
-            metering.admit("t", i, 10**6)
-            kinds["conditional update"].append(time.perf_counter() - started)
-            record = UsageRecord(f"e{i}", "agent.loop_detect", "1.0.0", 1, "x", 1, "ok")
-            started = time.perf_counter()
-            metering.charge("t", "2026-11", 10**9, record)
-            kinds["charge transaction"].append(time.perf_counter() - started)
+    config = Settings()
+    create_tables(client, config)
+    metering = Metering(Dynamo(client), config)
+    kinds: dict[str, list[float]] = {"get_item": [], "conditional update": [],
+                                     "charge transaction": []}
+    for i in range(rounds):
+        started = time.perf_counter()
+        metering.used("t", "2026-11")
+        kinds["get_item"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        metering.admit("t", i, 10**6)
+        kinds["conditional update"].append(time.perf_counter() - started)
+        record = UsageRecord(f"e{i}", "agent.loop_detect", "1.0.0", 1, "x", 1, "ok")
+        started = time.perf_counter()
+        metering.charge("t", "2026-11", 10**9, record)
+        kinds["charge transaction"].append(time.perf_counter() - started)
+    if history:
         for i in range(history):
             metering.charge("t", "2026-11", 10**9, UsageRecord(f"h{i}", "agent.loop_detect",
                                                                "1.0.0", 1, "x", 1, "ok"))
-        later = f"charge transaction after {history + rounds:,} records"
+        later = f"charge after {history + rounds:,} records"
         kinds[later] = []
         for i in range(rounds):
             record = UsageRecord(f"l{i}", "agent.loop_detect", "1.0.0", 1, "x", 1, "ok")
             started = time.perf_counter()
             metering.charge("t", "2026-11", 10**9, record)
             kinds[later].append(time.perf_counter() - started)
-        return {k: statistics.median(v) * 1000 for k, v in kinds.items()}
+    return {k: statistics.median(v) * 1000 for k, v in kinds.items()}
+
+
+def compare_stores(rounds: int, history: int) -> None:
+    """The embedded engine's in-process client (the server's path) against moto in-process
+    (mock_aws, what `loopsense serve` used before), the same calls in this process. moto gets
+    a short history: its transactions copy the whole table, so its charge grows with every
+    record (20 ms at first, 360 ms after 2,500) and a long one would take many minutes."""
+    import boto3
+    from moto import mock_aws
+
+    from loopsense.local.embedded import EmbeddedDynamoDB
+
+    embedded = EmbeddedDynamoDB(port=0).start()
+    try:
+        engine = store_costs(embedded.client(), rounds, history)
     finally:
         embedded.stop()
+    with mock_aws():
+        moto = store_costs(boto3.client("dynamodb", region_name="us-east-1"), rounds, 0)
+    print(f"{'store call, median ms':<34}{'embedded':>11}{'moto':>10}{'ratio':>8}")
+    for kind, ms in engine.items():
+        baseline = moto.get(kind)
+        print(f"{kind:<34}{ms:>11.3f}" + (f"{baseline:>10.2f}{baseline / ms:>7.0f}x"
+                                          if baseline is not None else ""))
 
 
 def main() -> int:
@@ -214,9 +234,7 @@ def main() -> int:
     finally:
         process.send_signal(2)
         process.wait(timeout=15)
-    print("embedded store, median ms per call:",
-          ", ".join(f"{k} {v:.2f}" for k, v in store_costs(rounds, 200 if args.quick
-                                                             else 3000).items()))
+    compare_stores(rounds, 200 if args.quick else 3000)
     return 0
 
 

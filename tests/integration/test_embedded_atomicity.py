@@ -1,32 +1,29 @@
 """The embedded store's conditional writes are atomic under concurrent requests: the quota holds.
 
-Plain moto does not make a conditional write atomic: two concurrent requests can both pass the
-same condition (an over-quota charge) or overwrite each other's ADD (a lost update). That race is
-non-deterministic, so it is demonstrated with counts in benchmarks/atomicity_demo.py rather than
-asserted here. These tests prove the other half, deterministically: with loopsense's
-EmbeddedDynamoDB (every moto request under STORE_LOCK), many threads charging at once through
-the real ``Metering.charge`` never exceed the quota, never lose an update, and one logical call
-(one Idempotency-Key) is charged once, whether the calls go in-process (mock_aws), over the embedded
-HTTP endpoint, or both at once.
-
-EmbeddedDynamoDB.start() starts moto's mock_aws for the whole process, so the store is one
-module-scoped fixture, stopped (and the environment it changed restored) at the module's end.
+DynamoDB makes each conditional write and each transaction atomic; plain moto does not (two
+concurrent requests can both pass one condition: benchmarks/atomicity_demo.py counts it), which
+is one reason `loopsense serve` has its own embedded engine (loopsense.local.dynamodb), where one
+lock serves every operation. These tests prove it deterministically: many threads charging at
+once through the real ``Metering.charge`` never exceed the quota, never lose an update, and one
+logical call (one Idempotency-Key) is charged once, whether the calls go in-process (the
+server's own path), over the store's HTTP endpoint (the operator's path), or both at once.
 """
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
+import boto3
 import pytest
+from botocore.config import Config
 
 from loopsense.local.embedded import EmbeddedDynamoDB
 from loopsense.settings import Settings
-from loopsense.store.dynamo import Dynamo, make_client
+from loopsense.store.dynamo import Dynamo
 from loopsense.store.metering import Metering, Once, UsageRecord
 from loopsense.store.tables import create_tables
 from tests.concurrency import all_at_once
@@ -41,26 +38,23 @@ TIMEOUT_S = 30.0
 @dataclass
 class Store:
     embedded: EmbeddedDynamoDB
-    in_process: Metering  # boto3 -> mock_aws's stubber, in this process
+    in_process: Metering  # the engine's in-process client (the server's own path)
     over_http: Metering  # boto3 -> the embedded endpoint (the operator's and other shells' path)
 
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[Store]:
-    saved_env = dict(os.environ)
     embedded = EmbeddedDynamoDB("127.0.0.1", 0).start()
     try:
-        # As loopsense.platform.runtime builds it: Settings -> make_client -> Dynamo -> Metering.
-        local = Settings(dynamodb_endpoint=None, store_timeout_s=TIMEOUT_S)
-        remote = Settings(dynamodb_endpoint=embedded.endpoint, store_timeout_s=TIMEOUT_S)
-        create_tables(make_client(local), local)
-        yield Store(embedded,
-                    Metering(Dynamo(make_client(local)), local),
-                    Metering(Dynamo(make_client(remote)), remote))
+        config = Settings(dynamodb_endpoint=embedded.endpoint, store_timeout_s=TIMEOUT_S)
+        http = boto3.client("dynamodb", endpoint_url=embedded.endpoint, region_name="us-east-1",
+                            aws_access_key_id="local", aws_secret_access_key="local",
+                            config=Config(read_timeout=TIMEOUT_S, max_pool_connections=THREADS))
+        create_tables(embedded.client(), config)
+        yield Store(embedded, Metering(Dynamo(embedded.client()), config),
+                    Metering(Dynamo(http), config))
     finally:
         embedded.stop()
-        os.environ.clear()
-        os.environ.update(saved_env)
 
 
 def record(execution_id: str) -> UsageRecord:

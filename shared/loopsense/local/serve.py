@@ -25,14 +25,13 @@ class ServeOptions:
     test_skills: bool = False
 
 
-def _configure_environment(options: ServeOptions, store_endpoint: str | None) -> None:
+def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
     """Settings are read from the environment once, as on Lambda: set them before loading."""
     os.environ["LOOPSENSE_SKILL_INVOKER"] = "inprocess"
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")  # no X-Ray daemon locally
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "1")  # no CloudWatch to read EMF
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # any region, for a local store
-    if store_endpoint:
-        os.environ["LOOPSENSE_DYNAMODB_ENDPOINT"] = store_endpoint
+    os.environ["LOOPSENSE_DYNAMODB_ENDPOINT"] = store_endpoint
 
 
 def seed(options: ServeOptions) -> None:
@@ -82,6 +81,7 @@ def serve(options: ServeOptions) -> int:
         from loopsense.local.embedded import EmbeddedDynamoDB
 
         embedded = EmbeddedDynamoDB(options.host, options.store_port).start()
+        store_endpoint = embedded.endpoint
     _configure_environment(options, store_endpoint)
     if options.test_skills:
         from loopsense.local import test_skills
@@ -93,7 +93,7 @@ def serve(options: ServeOptions) -> int:
 
     server = make_http_server(Gateway(), options.host, options.port)
     url = f"http://{options.host}:{server.server_port}"
-    print(_banner(options, url, store_endpoint or embedded.endpoint), flush=True)
+    print(_banner(options, url, store_endpoint), flush=True)
     print(f"loopsense: ready {url}", flush=True)
 
     stopping = threading.Event()

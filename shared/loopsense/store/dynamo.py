@@ -52,7 +52,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# Endpoints served by this very process (the embedded store of `loopsense serve`), with the
+# in-process client that answers for each: no HTTP round trip to ourselves.
+_IN_PROCESS: dict[str, Any] = {}
+
+
+def serve_in_process(endpoint: str, client: Any | None) -> None:
+    """Route this process's clients of ``endpoint`` to ``client`` (None: stop doing so)."""
+    if client is None:
+        _IN_PROCESS.pop(endpoint, None)
+    else:
+        _IN_PROCESS[endpoint] = client
+
+
 def make_client(settings: Settings) -> Any:
+    if settings.dynamodb_endpoint in _IN_PROCESS:
+        return _IN_PROCESS[settings.dynamodb_endpoint]
     config = Config(
         connect_timeout=settings.store_timeout_s,
         read_timeout=settings.store_timeout_s,

@@ -1,0 +1,377 @@
+"""The operations: DynamoDB's JSON API (parameters and answers as on the wire), one at a time.
+
+One lock serves every operation, in-process and over HTTP alike, so each write and each
+transaction is atomic, as in DynamoDB, and a condition can never be passed by two racing
+requests. Operations take microseconds, so the lock costs nothing that matters locally.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from loopsense.local.dynamodb.documents import Path, apply_update, project
+from loopsense.local.dynamodb.errors import (
+    DynamoDBError,
+    condition_failed,
+    no_table,
+    validation,
+)
+from loopsense.local.dynamodb.expressions import (
+    Context,
+    Item,
+    Tree,
+    holds,
+    parse_condition,
+    parse_projection,
+    parse_update,
+)
+from loopsense.local.dynamodb.table import Index, Key, KeySchema, Table
+
+Params = dict[str, Any]
+MAX_TRANSACTION_ITEMS = 100
+ACCOUNT = "000000000000"
+REGION = "local"
+
+
+@dataclass
+class _Change:
+    """One write, checked and computed but not yet made: what a transaction commits at once."""
+
+    table: Table
+    key: Key
+    old: Item | None
+    new: Item | None  # None: delete
+    written: list[Path] | None = None  # the paths an update wrote
+    write: bool = True  # False: a transaction's ConditionCheck
+
+
+class Engine:
+    def __init__(self) -> None:
+        self._tables: dict[str, Table] = {}
+        self._lock = threading.Lock()
+        self._operations: dict[str, Callable[[Params], Params]] = {
+            "CreateTable": self.create_table, "DeleteTable": self.delete_table,
+            "DescribeTable": self.describe_table, "ListTables": self.list_tables,
+            "UpdateTimeToLive": self.update_time_to_live,
+            "DescribeTimeToLive": self.describe_time_to_live,
+            "GetItem": self.get_item, "PutItem": self.put_item, "UpdateItem": self.update_item,
+            "DeleteItem": self.delete_item, "Query": self.query, "Scan": self.scan,
+            "TransactWriteItems": self.transact_write_items,
+        }
+
+    @property
+    def operations(self) -> tuple[str, ...]:
+        return tuple(sorted(self._operations))
+
+    def execute(self, operation: str, params: Params) -> Params:
+        run = self._operations.get(operation)
+        if run is None:
+            raise DynamoDBError("UnknownOperationException",
+                                f"the embedded DynamoDB does not offer {operation}")
+        if not isinstance(params, dict):
+            raise validation("the request body must be a JSON object")
+        with self._lock:
+            try:
+                return run(params)
+            except (KeyError, TypeError, AttributeError, ValueError, IndexError):
+                raise validation(f"{operation}: a parameter is missing or malformed") from None
+
+    # tables --------------------------------------------------------------------------------
+    def _table(self, params: Params) -> Table:
+        table = self._tables.get(params["TableName"])
+        if table is None:
+            raise no_table()
+        return table
+
+    def create_table(self, params: Params) -> Params:
+        name = params["TableName"]
+        if name in self._tables:
+            raise DynamoDBError("ResourceInUseException", f"Table already exists: {name}")
+        types = {d["AttributeName"]: d["AttributeType"] for d in params["AttributeDefinitions"]}
+        keys = KeySchema.parse(params["KeySchema"])
+        indexes = {i["IndexName"]: Index(i["IndexName"], KeySchema.parse(i["KeySchema"]),
+                                         i.get("Projection", {"ProjectionType": "ALL"}))
+                   for i in params.get("GlobalSecondaryIndexes", [])}
+        for schema in [keys, *(i.keys for i in indexes.values())]:
+            if any(types.get(n) not in ("S", "N", "B") for n in schema.names):
+                raise validation("One or more parameter values were invalid: a key attribute "
+                                 "has no AttributeDefinitions entry")
+        description = {
+            "TableName": name, "KeySchema": params["KeySchema"],
+            "AttributeDefinitions": params["AttributeDefinitions"], "TableStatus": "ACTIVE",
+            "CreationDateTime": time.time(),
+            "TableArn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}",
+            "BillingModeSummary": {"BillingMode": params.get("BillingMode", "PROVISIONED")},
+        }
+        if indexes:
+            description["GlobalSecondaryIndexes"] = [
+                {**i, "IndexStatus": "ACTIVE"} for i in params["GlobalSecondaryIndexes"]]
+        self._tables[name] = Table(description, keys, types, indexes)
+        return {"TableDescription": self._describe(self._tables[name])}
+
+    def _describe(self, table: Table) -> Params:
+        return {**table.description, "ItemCount": table.count()}
+
+    def delete_table(self, params: Params) -> Params:
+        table = self._table(params)
+        del self._tables[params["TableName"]]
+        return {"TableDescription": {**self._describe(table), "TableStatus": "DELETING"}}
+
+    def describe_table(self, params: Params) -> Params:
+        return {"Table": self._describe(self._table(params))}
+
+    def list_tables(self, params: Params) -> Params:
+        return {"TableNames": sorted(self._tables)}
+
+    def update_time_to_live(self, params: Params) -> Params:
+        table, spec = self._table(params), params["TimeToLiveSpecification"]
+        table.ttl = {"AttributeName": spec["AttributeName"], "Enabled": bool(spec["Enabled"])}
+        return {"TimeToLiveSpecification": dict(table.ttl)}
+
+    def describe_time_to_live(self, params: Params) -> Params:
+        ttl = self._table(params).ttl
+        if ttl is None or not ttl["Enabled"]:
+            return {"TimeToLiveDescription": {"TimeToLiveStatus": "DISABLED"}}
+        return {"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED",
+                                          "AttributeName": ttl["AttributeName"]}}
+
+    # single items --------------------------------------------------------------------------
+    def get_item(self, params: Params) -> Params:
+        table = self._table(params)
+        projection = _projection(params)
+        context = Context(params.get("ExpressionAttributeNames"), None,
+                          list(projection or ()))
+        item = table.get(table.key(params["Key"]))
+        if item is None:
+            return {}
+        if projection:
+            item = project(item, [context.resolve(path) for path in projection])
+        return {"Item": item}
+
+    def put_item(self, params: Params) -> Params:
+        returns = _returns(params, ("NONE", "ALL_OLD"))
+        change = self._plan("Put", params)
+        self._commit([change])
+        return {"Attributes": change.old} if returns == "ALL_OLD" and change.old else {}
+
+    def delete_item(self, params: Params) -> Params:
+        returns = _returns(params, ("NONE", "ALL_OLD"))
+        change = self._plan("Delete", params)
+        self._commit([change])
+        return {"Attributes": change.old} if returns == "ALL_OLD" and change.old else {}
+
+    def update_item(self, params: Params) -> Params:
+        returns = _returns(params, ("NONE", "ALL_OLD", "ALL_NEW", "UPDATED_OLD", "UPDATED_NEW"))
+        change = self._plan("Update", params)
+        self._commit([change])
+        if returns == "NONE":
+            return {}
+        source = change.old if returns.endswith("OLD") else change.new
+        if returns.startswith("UPDATED"):
+            source = project(source or {}, change.written or [])
+        return {"Attributes": source} if source else {}
+
+    def _plan(self, kind: str, params: Params) -> _Change:
+        """Check one write (its condition included) and compute the item it leaves."""
+        table = self._table(params)
+        if "Expected" in params or "AttributeUpdates" in params:
+            raise validation("the embedded DynamoDB takes expressions, not the legacy "
+                             "Expected / AttributeUpdates parameters")
+        condition = _condition(params.get("ConditionExpression"), "ConditionExpression")
+        update = parse_update(params["UpdateExpression"]) if kind == "Update" else None
+        context = Context(params.get("ExpressionAttributeNames"),
+                          params.get("ExpressionAttributeValues"),
+                          [t for t in (condition, update) if t is not None])
+        if kind == "Put":
+            key, new = table.key(params["Item"], whole_item=True), params["Item"]
+        else:
+            key, new = table.key(params["Key"]), None
+        old = table.get(key)
+        if condition is not None and not holds(condition, old, context):
+            raise condition_failed(
+                old, params.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD")
+        change = _Change(table, key, old, new)
+        if update is not None:
+            change.new = table.get(key) or table.key_item(key)
+            change.written = apply_update(update, old, change.new, context, table.keys.names)
+        elif kind == "ConditionCheck":
+            change.write = False
+        if change.new is not None:
+            table.check_item(change.new)
+        return change
+
+    @staticmethod
+    def _commit(changes: list[_Change]) -> None:
+        for change in changes:
+            if not change.write:
+                continue
+            if change.new is None:
+                change.table.delete(change.key)
+            else:
+                change.table.put(change.key, change.new)
+
+    # transactions --------------------------------------------------------------------------
+    def transact_write_items(self, params: Params) -> Params:
+        actions = params["TransactItems"]
+        if not 1 <= len(actions) <= MAX_TRANSACTION_ITEMS:
+            raise validation(f"TransactItems must have 1 to {MAX_TRANSACTION_ITEMS} actions")
+        targets = []
+        for action in actions:
+            [(kind, body)] = action.items()
+            if kind not in ("Put", "Update", "Delete", "ConditionCheck"):
+                raise validation(f"unknown transaction action {kind}")
+            table = self._table(body)
+            key = table.key(body["Item"], whole_item=True) if kind == "Put" else \
+                table.key(body["Key"])
+            targets.append((body["TableName"], key))
+        if len(set(targets)) != len(targets):
+            raise validation("Transaction request cannot include multiple operations on one item")
+        changes: list[_Change | None] = []
+        reasons: list[Params] = []
+        for action in actions:
+            [(kind, body)] = action.items()
+            try:
+                changes.append(self._plan(kind, body))
+                reasons.append({"Code": "None"})
+            except DynamoDBError as error:
+                if error.code != "ConditionalCheckFailedException":
+                    raise
+                changes.append(None)
+                reasons.append({"Code": "ConditionalCheckFailed", "Message": error.message,
+                                **error.fields})
+        if any(change is None for change in changes):
+            codes = ", ".join(reason["Code"] for reason in reasons)
+            raise DynamoDBError("TransactionCanceledException",
+                                f"Transaction cancelled, please refer cancellation reasons for "
+                                f"specific reasons [{codes}]", {"CancellationReasons": reasons})
+        self._commit([change for change in changes if change is not None])
+        return {}
+
+    # reading many --------------------------------------------------------------------------
+    def query(self, params: Params) -> Params:
+        table = self._table(params)
+        index = _index(table, params.get("IndexName"))
+        keys = index.keys if index else table.keys
+        key_condition = parse_condition(params["KeyConditionExpression"],
+                                        "KeyConditionExpression")
+        hash_value, range_term = _key_terms(key_condition, keys, params)
+        if index is None:
+            found = list(table.partition(hash_value))
+        else:
+            found = [item for item in table.items()
+                     if _raw_of(item.get(keys.hash_key)) == hash_value]
+        reading = _Reading(params, [key_condition])
+        if range_term is not None:
+            found = [item for item in found if holds(range_term, item, reading.context)]
+        return _page(table, index, found, params, reading,
+                     forward=params.get("ScanIndexForward", True))
+
+    def scan(self, params: Params) -> Params:
+        table = self._table(params)
+        index = _index(table, params.get("IndexName"))
+        found = list(table.items())
+        if index is not None:
+            found = [i for i in found if all(n in i for n in index.keys.names)]
+        return _page(table, index, found, params, _Reading(params, []), forward=True)
+
+
+class _Reading:
+    """A Query's or Scan's FilterExpression and ProjectionExpression, with its placeholders."""
+
+    def __init__(self, params: Params, trees: list[Tree]) -> None:
+        self.filter = _condition(params.get("FilterExpression"), "FilterExpression")
+        self.projection = _projection(params)
+        self.context = Context(
+            params.get("ExpressionAttributeNames"), params.get("ExpressionAttributeValues"),
+            trees + [t for t in (self.filter,) if t is not None] + list(self.projection or ()))
+
+
+def _page(table: Table, index: Index | None, found: list[Item], params: Params,
+          reading: _Reading, forward: bool) -> Params:
+    """Order, resume after ExclusiveStartKey, stop at Limit, then filter and project."""
+    found.sort(key=lambda item: table.order(item, index), reverse=not forward)
+    start = params.get("ExclusiveStartKey")
+    if start is not None:
+        after = table.order(start, index)
+        found = [i for i in found
+                 if (table.order(i, index) > after if forward
+                     else table.order(i, index) < after)]
+    limit = params.get("Limit")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise validation("Limit must be at least 1")
+    evaluated = found[:limit] if limit is not None else found
+    answer: Params = {"ScannedCount": len(evaluated)}
+    if limit is not None and len(evaluated) == limit and evaluated:
+        last = evaluated[-1]
+        names = table.keys.names + (index.keys.names if index else ())
+        answer["LastEvaluatedKey"] = {n: last[n] for n in names}
+    if reading.filter is not None:
+        evaluated = [item for item in evaluated if holds(reading.filter, item, reading.context)]
+    if index is not None:
+        evaluated = [index.project(item, table.keys) for item in evaluated]
+    if reading.projection:
+        paths = [reading.context.resolve(path) for path in reading.projection]
+        evaluated = [project(item, paths) for item in evaluated]
+    answer["Count"] = len(evaluated)
+    if params.get("Select") != "COUNT":
+        answer["Items"] = evaluated
+    return answer
+
+
+def _condition(text: str | None, what: str) -> Tree | None:
+    return parse_condition(text, what) if text is not None else None
+
+
+def _projection(params: Params) -> Tree | None:
+    text = params.get("ProjectionExpression")
+    return parse_projection(text) if text is not None else None
+
+
+def _returns(params: Params, allowed: tuple[str, ...]) -> str:
+    value = params.get("ReturnValues", "NONE")
+    if value not in allowed:
+        raise validation("Return values set to invalid value")
+    return str(value)
+
+
+def _index(table: Table, name: str | None) -> Index | None:
+    if name is None:
+        return None
+    if name not in table.indexes:
+        raise validation(f"The table does not have the specified index: {name}")
+    return table.indexes[name]
+
+
+def _raw_of(value: Any) -> str | None:
+    return None if value is None else str(next(iter(value.values())))
+
+
+def _key_terms(tree: Tree, keys: KeySchema, params: Params) -> tuple[str, Tree | None]:
+    """The hash key's value and the range key's condition, if any, of a KeyConditionExpression."""
+    terms = [tree[1], tree[2]] if tree[0] == "and" else [tree]
+    names = params.get("ExpressionAttributeNames") or {}
+
+    def attribute(term: Tree) -> str | None:
+        subject = term[2] if term[0] == "cmp" else term[1] if term[0] == "between" else \
+            term[2][0] if term[0] == "call" else None
+        if subject is None or subject[0] != "path" or len(subject[1]) != 1:
+            return None
+        part = subject[1][0]
+        return str(names.get(part, part))
+
+    hash_terms = [t for t in terms if attribute(t) == keys.hash_key and t[0] == "cmp"
+                  and t[1] == "=" and t[3][0] == "value"]
+    range_terms = [t for t in terms if attribute(t) == keys.range_key and t not in hash_terms
+                   and (t[0] == "between" or (t[0] == "cmp" and t[1] != "<>")
+                        or (t[0] == "call" and t[1] == "begins_with"))]
+    if len(hash_terms) != 1 or len(hash_terms) + len(range_terms) != len(terms) \
+            or any(t[0] == "and" for t in terms):
+        raise validation("Query condition missed key schema element or has an unsupported form")
+    value = (params.get("ExpressionAttributeValues") or {}).get(hash_terms[0][3][1])
+    if not isinstance(value, dict) or len(value) != 1:
+        raise validation("Query condition missed key schema element")
+    return str(next(iter(value.values()))), (range_terms[0] if range_terms else None)

@@ -1,0 +1,170 @@
+"""One table: its key schema and indexes, its items, and the rules DynamoDB applies to keys.
+
+Items are kept as JSON text: every read hands out fresh objects and no caller can change a
+stored item by keeping a reference to what it wrote or read.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from loopsense.local.dynamodb.errors import validation
+from loopsense.local.dynamodb.expressions import AttributeValue, Item, number
+
+MAX_ITEM_BYTES = 400 * 1024
+Key = tuple[str, str | None]  # the hash key's and range key's values, as sent
+
+
+@dataclass(frozen=True)
+class KeySchema:
+    hash_key: str
+    range_key: str | None
+
+    @classmethod
+    def parse(cls, schema: list[dict[str, str]]) -> KeySchema:
+        by_type = {element["KeyType"]: element["AttributeName"] for element in schema}
+        if "HASH" not in by_type or len(schema) != len(by_type):
+            raise validation("Invalid KeySchema: exactly one HASH and at most one RANGE key")
+        return cls(by_type["HASH"], by_type.get("RANGE"))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.hash_key,) if self.range_key is None else (self.hash_key, self.range_key)
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+    keys: KeySchema
+    projection: dict[str, Any]
+
+    def project(self, item: Item, table_keys: KeySchema) -> Item:
+        kind = self.projection.get("ProjectionType", "ALL")
+        if kind == "ALL":
+            return item
+        kept = {*table_keys.names, *self.keys.names,
+                *(self.projection.get("NonKeyAttributes", []) if kind == "INCLUDE" else [])}
+        return {name: value for name, value in item.items() if name in kept}
+
+
+@dataclass
+class Table:
+    description: dict[str, Any]  # as CreateTable was given it, for DescribeTable
+    keys: KeySchema
+    types: dict[str, str]  # attribute -> S | N | B, from AttributeDefinitions
+    indexes: dict[str, Index]
+    ttl: dict[str, Any] | None = None
+    _partitions: dict[str, dict[str | None, str]] = field(default_factory=dict)
+
+    # keys ----------------------------------------------------------------------------------
+    def key(self, values: dict[str, AttributeValue], whole_item: bool = False) -> Key:
+        """The key of an item (``whole_item``) or of a request's Key, checked as DynamoDB does."""
+        names = self.keys.names
+        if not whole_item and set(values) != set(names):
+            raise validation("The provided key element does not match the schema")
+        for name in names:
+            if name not in values:
+                raise validation(f"One or more parameter values were invalid: Missing the key "
+                                 f"{name} in the item")
+            self._check_key_value(name, values[name], None)
+        hash_value = _raw(values[names[0]])
+        return hash_value, (_raw(values[names[1]]) if len(names) > 1 else None)
+
+    def _check_key_value(self, name: str, value: AttributeValue, index: str | None) -> None:
+        expected = self.types.get(name)
+        actual = next(iter(value), None) if isinstance(value, dict) else None
+        if actual != expected:
+            where = "key" if index is None else "Index Key"
+            suffix = "" if index is None else f" IndexName: {index}"
+            raise validation(f"One or more parameter values were invalid: Type mismatch for "
+                             f"{where} {name} expected: {expected} actual: {actual}{suffix}")
+        if actual is not None and value[actual] in ("", b""):
+            raise validation(f"One or more parameter values are not valid. The AttributeValue "
+                             f"for a key attribute cannot contain an empty string value. "
+                             f"Key: {name}")
+
+    def check_item(self, item: Item) -> None:
+        for index in self.indexes.values():
+            for name in index.keys.names:
+                if name in item:
+                    self._check_key_value(name, item[name], index.name)
+        if item_size(item) > MAX_ITEM_BYTES:
+            raise validation("Item size has exceeded the maximum allowed size")
+
+    def key_item(self, key: Key) -> Item:
+        """The key attributes alone: what an update starts from when the item is absent."""
+        return {name: {self.types[name]: value}
+                for name, value in zip(self.keys.names, key, strict=False)}
+
+    # items ---------------------------------------------------------------------------------
+    def get(self, key: Key) -> Item | None:
+        text = self._partitions.get(key[0], {}).get(key[1])
+        return json.loads(text) if text is not None else None
+
+    def put(self, key: Key, item: Item) -> None:
+        self._partitions.setdefault(key[0], {})[key[1]] = json.dumps(item, separators=(",", ":"))
+
+    def delete(self, key: Key) -> None:
+        partition = self._partitions.get(key[0], {})
+        partition.pop(key[1], None)
+        if not partition:
+            self._partitions.pop(key[0], None)
+
+    def partition(self, hash_value: str) -> Iterator[Item]:
+        for text in self._partitions.get(hash_value, {}).values():
+            yield json.loads(text)
+
+    def items(self) -> Iterator[Item]:
+        for partition in self._partitions.values():
+            for text in partition.values():
+                yield json.loads(text)
+
+    def count(self) -> int:
+        return sum(len(partition) for partition in self._partitions.values())
+
+    # order ---------------------------------------------------------------------------------
+    def order(self, item: Item, index: Index | None) -> tuple[Any, ...]:
+        """Where an item sorts in a Query or Scan: by the index's keys, then the table's."""
+        names = (index.keys.names if index else ()) + self.keys.names
+        return tuple(sort_value(item[name]) if name in item else None for name in names)
+
+
+def _raw(value: AttributeValue) -> str:
+    raw = next(iter(value.values()))
+    return raw if isinstance(raw, str) else str(raw)
+
+
+def sort_value(value: AttributeValue) -> Any:
+    kind, raw = next(iter(value.items()))
+    if kind == "N":
+        return number(value)
+    if kind == "B":
+        return base64.b64decode(raw)
+    return raw
+
+
+def item_size(item: Item) -> int:
+    """DynamoDB's item size, closely enough to enforce its 400 KB limit."""
+    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+
+
+def _value_size(value: AttributeValue) -> int:
+    kind, raw = next(iter(value.items()))
+    if kind == "S":
+        return len(raw.encode())
+    if kind == "N":
+        return len(str(Decimal(raw)).lstrip("-").replace(".", "")) // 2 + 2
+    if kind == "B":
+        return len(base64.b64decode(raw))
+    if kind in ("SS", "NS", "BS"):
+        return sum(_value_size({kind[0]: member}) for member in raw)
+    if kind == "L":
+        return 3 + sum(1 + _value_size(member) for member in raw)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in raw.items())
+    return 1  # BOOL, NULL

@@ -1,0 +1,167 @@
+"""The embedded DynamoDB's own guarantees, beyond matching moto on the operations loopsense uses
+(tests/integration/test_embedded_store_matches_moto.py):
+
+- stored items are isolated from the objects callers send and receive, in-process;
+- DynamoDB's limits hold (400 KB items) and a bad request is an error, never a crash or a half
+  write, over HTTP as in-process;
+- binary values cross the in-process client as bytes, as boto3 gives them;
+- `make_client` routes this process's clients of the embedded endpoint in-process, and only
+  while the store runs.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from loopsense.local.dynamodb.client import InProcessClient
+from loopsense.local.embedded import EmbeddedDynamoDB
+from loopsense.settings import Settings
+from loopsense.store.dynamo import make_client
+
+TABLE = "things"
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[EmbeddedDynamoDB]:
+    running = EmbeddedDynamoDB("127.0.0.1", 0).start()
+    running.client().create_table(
+        TableName=TABLE, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def http(store: EmbeddedDynamoDB) -> Any:
+    return boto3.client("dynamodb", endpoint_url=store.endpoint, region_name="us-east-1",
+                        aws_access_key_id="local", aws_secret_access_key="local")
+
+
+def code_of(error: pytest.ExceptionInfo[ClientError]) -> str:
+    return str(error.value.response["Error"]["Code"])
+
+
+def get(client: Any, item_id: str) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = client.get_item(TableName=TABLE,
+                                                   Key={"id": {"S": item_id}}).get("Item")
+    return found
+
+
+def test_items_are_isolated_from_what_callers_send_and_receive(store: EmbeddedDynamoDB) -> None:
+    client = store.client()
+    item = {"id": {"S": "iso"}, "tags": {"L": [{"S": "a"}]}}
+    client.put_item(TableName=TABLE, Item=item)
+    item["tags"]["L"].append({"S": "sent-then-changed"})
+    read = get(client, "iso")
+    assert read == {"id": {"S": "iso"}, "tags": {"L": [{"S": "a"}]}}
+    read["tags"]["L"].clear()
+    assert get(client, "iso") == {"id": {"S": "iso"}, "tags": {"L": [{"S": "a"}]}}
+
+
+@pytest.mark.parametrize("path", ["in-process", "http"])
+def test_an_item_over_400_kb_is_refused_and_not_stored(store: EmbeddedDynamoDB, http: Any,
+                                                       path: str) -> None:
+    client = store.client() if path == "in-process" else http
+    big = {"id": {"S": f"big-{path}"}, "blob": {"S": "x" * (400 * 1024)}}
+    with pytest.raises(ClientError) as refused:
+        client.put_item(TableName=TABLE, Item=big)
+    assert code_of(refused) == "ValidationException"
+    assert get(client, f"big-{path}") is None
+    client.put_item(TableName=TABLE, Item={**big, "blob": {"S": "x" * (390 * 1024)}})
+    assert get(client, f"big-{path}") is not None
+
+
+@pytest.mark.parametrize("call", [
+    {"TableName": TABLE, "Key": "not-a-map"},
+    {"TableName": TABLE},
+    {"TableName": TABLE, "Key": {"id": {"N": "1"}}},  # the key's type is S
+    {"TableName": TABLE, "Key": {"id": {"S": "a"}, "extra": {"S": "b"}}},
+])
+def test_a_malformed_request_is_a_validation_error(store: EmbeddedDynamoDB,
+                                                   call: dict[str, Any]) -> None:
+    with pytest.raises(ClientError) as refused:
+        store.client().get_item(**call)
+    assert code_of(refused) == "ValidationException"
+
+
+@pytest.mark.parametrize("expression", ["used <", "attribute_exists(", "a = :v OR",
+                                        "nonsense(a)", "a = :v extra"])
+def test_an_expression_that_does_not_parse_is_refused_with_nothing_written(
+        store: EmbeddedDynamoDB, expression: str) -> None:
+    client = store.client()
+    with pytest.raises(ClientError) as refused:
+        client.put_item(TableName=TABLE, Item={"id": {"S": "parse"}},
+                        ConditionExpression=expression,
+                        ExpressionAttributeValues={":v": {"S": "x"}})
+    assert code_of(refused) == "ValidationException"
+    assert "ConditionExpression" in refused.value.response["Error"]["Message"]
+    assert get(client, "parse") is None
+
+
+def test_a_cancelled_transaction_writes_nothing(store: EmbeddedDynamoDB) -> None:
+    client = store.client()
+    client.put_item(TableName=TABLE, Item={"id": {"S": "held"}})
+    with pytest.raises(ClientError) as cancelled:
+        client.transact_write_items(TransactItems=[
+            {"Update": {"TableName": TABLE, "Key": {"id": {"S": "counter"}},
+                        "UpdateExpression": "ADD n :one",
+                        "ExpressionAttributeValues": {":one": {"N": "1"}}}},
+            {"Put": {"TableName": TABLE, "Item": {"id": {"S": "held"}},
+                     "ConditionExpression": "attribute_not_exists(id)"}},
+        ])
+    assert code_of(cancelled) == "TransactionCanceledException"
+    assert [r["Code"] for r in cancelled.value.response["CancellationReasons"]] == [
+        "None", "ConditionalCheckFailed"]
+    assert get(client, "counter") is None
+
+
+def test_binary_values_cross_the_in_process_client_as_bytes(store: EmbeddedDynamoDB,
+                                                           http: Any) -> None:
+    store.client().put_item(TableName=TABLE, Item={"id": {"S": "bin"}, "b": {"B": b"\x00\xff"},
+                                                   "bs": {"BS": [b"\x01", b"\x02"]}})
+    assert get(store.client(), "bin") == get(http, "bin") == {
+        "id": {"S": "bin"}, "b": {"B": b"\x00\xff"}, "bs": {"BS": [b"\x01", b"\x02"]}}
+
+
+def post(store: EmbeddedDynamoDB, target: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(store.endpoint, data=body, method="POST", headers={
+        "X-Amz-Target": f"DynamoDB_20120810.{target}",
+        "Content-Type": "application/x-amz-json-1.0"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - localhost
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.mark.parametrize(("target", "body", "code"), [
+    ("BatchGetItem", b"{}", "UnknownOperationException"),
+    ("GetItem", b"{not json", "SerializationException"),
+    ("GetItem", b"[1, 2]", "ValidationException"),
+    ("GetItem", b'{"TableName": "missing", "Key": {"id": {"S": "a"}}}',
+     "ResourceNotFoundException"),
+])
+def test_the_http_endpoint_answers_bad_requests_in_dynamodbs_error_form(
+        store: EmbeddedDynamoDB, target: str, body: bytes, code: str) -> None:
+    status, answer = post(store, target, body)
+    assert status == 400
+    assert answer["__type"].rsplit("#", 1)[1] == code
+    assert answer["message"]
+    # and it keeps answering
+    assert post(store, "ListTables", b"{}") == (200, {"TableNames": [TABLE]})
+
+
+def test_make_client_routes_the_embedded_endpoint_in_process_only_while_it_runs() -> None:
+    running = EmbeddedDynamoDB("127.0.0.1", 0).start()
+    endpoint = running.endpoint
+    assert isinstance(make_client(Settings(dynamodb_endpoint=endpoint)), InProcessClient)
+    running.stop()
+    assert not isinstance(make_client(Settings(dynamodb_endpoint=endpoint)), InProcessClient)
