@@ -26,6 +26,7 @@ from loopsense.settings import Settings
 from loopsense.store.dynamo import make_client
 
 TABLE = "things"
+NUMBERED = "numbered"  # a number as its key
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +36,10 @@ def store() -> Iterator[EmbeddedDynamoDB]:
         TableName=TABLE, BillingMode="PAY_PER_REQUEST",
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+    running.client().create_table(
+        TableName=NUMBERED, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "n", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "n", "AttributeType": "N"}])
     yield running
     running.stop()
 
@@ -123,6 +128,28 @@ def test_a_cancelled_transaction_writes_nothing(store: EmbeddedDynamoDB) -> None
     assert get(client, "counter") is None
 
 
+def test_a_transaction_with_a_value_that_cannot_be_stored_writes_nothing(
+        store: EmbeddedDynamoDB) -> None:
+    client = store.client()
+    with pytest.raises(ClientError) as refused:
+        client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": TABLE, "Item": {"id": {"S": "first"}}}},
+            {"Put": {"TableName": TABLE, "Item": {"id": {"S": "second"},
+                                                  "odd": {"S": object()}}}},
+        ])
+    assert code_of(refused) == "ValidationException"
+    assert get(client, "first") is None
+
+
+def test_number_keys_are_equal_by_value(store: EmbeddedDynamoDB) -> None:
+    client = store.client()
+    client.put_item(TableName=NUMBERED, Item={"n": {"N": "1.0"}, "v": {"S": "one"}})
+    found = client.get_item(TableName=NUMBERED, Key={"n": {"N": "1"}})["Item"]
+    assert found["v"] == {"S": "one"}
+    client.put_item(TableName=NUMBERED, Item={"n": {"N": "01"}, "v": {"S": "replaced"}})
+    assert client.scan(TableName=NUMBERED)["Count"] == 1
+
+
 def test_binary_values_cross_the_in_process_client_as_bytes(store: EmbeddedDynamoDB,
                                                            http: Any) -> None:
     store.client().put_item(TableName=TABLE, Item={"id": {"S": "bin"}, "b": {"B": b"\x00\xff"},
@@ -156,7 +183,7 @@ def test_the_http_endpoint_answers_bad_requests_in_dynamodbs_error_form(
     assert answer["__type"].rsplit("#", 1)[1] == code
     assert answer["message"]
     # and it keeps answering
-    assert post(store, "ListTables", b"{}") == (200, {"TableNames": [TABLE]})
+    assert post(store, "ListTables", b"{}") == (200, {"TableNames": sorted([TABLE, NUMBERED])})
 
 
 def test_make_client_routes_the_embedded_endpoint_in_process_only_while_it_runs() -> None:

@@ -1,3 +1,3 @@
 """An in-memory DynamoDB for `loopsense serve`: the subset of the API loopsense uses, answered
 in-process (no HTTP, no signing) and over HTTP (DynamoDB's JSON protocol, for the operator's
-commands and other tools). See docs/decisions.md, "The embedded DynamoDB"."""
+commands and other tools). Why, and what it leaves out: docs/decisions.md."""

@@ -29,7 +29,7 @@ from loopsense.local.dynamodb.expressions import (
     parse_projection,
     parse_update,
 )
-from loopsense.local.dynamodb.table import Index, Key, KeySchema, Table
+from loopsense.local.dynamodb.table import Index, Key, KeySchema, Table, key_text
 
 Params = dict[str, Any]
 MAX_TRANSACTION_ITEMS = 100
@@ -46,6 +46,7 @@ class _Change:
     old: Item | None
     new: Item | None  # None: delete
     written: list[Path] | None = None  # the paths an update wrote
+    text: str | None = None  # ``new`` as stored, encoded before anything is written
     write: bool = True  # False: a transaction's ConditionCheck
 
 
@@ -200,8 +201,8 @@ class Engine:
             change.written = apply_update(update, old, change.new, context, table.keys.names)
         elif kind == "ConditionCheck":
             change.write = False
-        if change.new is not None:
-            table.check_item(change.new)
+        if change.new is not None and change.write:
+            change.text = table.encode(change.new)
         return change
 
     @staticmethod
@@ -209,10 +210,10 @@ class Engine:
         for change in changes:
             if not change.write:
                 continue
-            if change.new is None:
+            if change.text is None:
                 change.table.delete(change.key)
             else:
-                change.table.put(change.key, change.new)
+                change.table.put(change.key, change.text)
 
     # transactions --------------------------------------------------------------------------
     def transact_write_items(self, params: Params) -> Params:
@@ -258,12 +259,12 @@ class Engine:
         keys = index.keys if index else table.keys
         key_condition = parse_condition(params["KeyConditionExpression"],
                                         "KeyConditionExpression")
-        hash_value, range_term = _key_terms(key_condition, keys, params)
+        hash_value, range_term = _key_terms(key_condition, keys, table.types, params)
         if index is None:
             found = list(table.partition(hash_value))
         else:
             found = [item for item in table.items()
-                     if _raw_of(item.get(keys.hash_key)) == hash_value]
+                     if keys.hash_key in item and key_text(item[keys.hash_key]) == hash_value]
         reading = _Reading(params, [key_condition])
         if range_term is not None:
             found = [item for item in found if holds(range_term, item, reading.context)]
@@ -346,11 +347,8 @@ def _index(table: Table, name: str | None) -> Index | None:
     return table.indexes[name]
 
 
-def _raw_of(value: Any) -> str | None:
-    return None if value is None else str(next(iter(value.values())))
-
-
-def _key_terms(tree: Tree, keys: KeySchema, params: Params) -> tuple[str, Tree | None]:
+def _key_terms(tree: Tree, keys: KeySchema, types: dict[str, str],
+               params: Params) -> tuple[str, Tree | None]:
     """The hash key's value and the range key's condition, if any, of a KeyConditionExpression."""
     terms = [tree[1], tree[2]] if tree[0] == "and" else [tree]
     names = params.get("ExpressionAttributeNames") or {}
@@ -372,6 +370,7 @@ def _key_terms(tree: Tree, keys: KeySchema, params: Params) -> tuple[str, Tree |
             or any(t[0] == "and" for t in terms):
         raise validation("Query condition missed key schema element or has an unsupported form")
     value = (params.get("ExpressionAttributeValues") or {}).get(hash_terms[0][3][1])
-    if not isinstance(value, dict) or len(value) != 1:
-        raise validation("Query condition missed key schema element")
-    return str(next(iter(value.values()))), (range_terms[0] if range_terms else None)
+    if not isinstance(value, dict) or list(value) != [types[keys.hash_key]]:
+        raise validation("One or more parameter values were invalid: Condition parameter type "
+                         "does not match schema type")
+    return key_text(value), (range_terms[0] if range_terms else None)

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from loopsense.local.dynamodb.errors import validation
-from loopsense.local.dynamodb.expressions import AttributeValue, Item, number
+from loopsense.local.dynamodb.expressions import AttributeValue, Item, number, number_text
 
 MAX_ITEM_BYTES = 400 * 1024
 Key = tuple[str, str | None]  # the hash key's and range key's values, as sent
@@ -72,8 +72,8 @@ class Table:
                 raise validation(f"One or more parameter values were invalid: Missing the key "
                                  f"{name} in the item")
             self._check_key_value(name, values[name], None)
-        hash_value = _raw(values[names[0]])
-        return hash_value, (_raw(values[names[1]]) if len(names) > 1 else None)
+        hash_value = key_text(values[names[0]])
+        return hash_value, (key_text(values[names[1]]) if len(names) > 1 else None)
 
     def _check_key_value(self, name: str, value: AttributeValue, index: str | None) -> None:
         expected = self.types.get(name)
@@ -88,13 +88,19 @@ class Table:
                              f"for a key attribute cannot contain an empty string value. "
                              f"Key: {name}")
 
-    def check_item(self, item: Item) -> None:
+    def encode(self, item: Item) -> str:
+        """An item checked as DynamoDB checks it before a write, as the text ``put`` stores."""
         for index in self.indexes.values():
             for name in index.keys.names:
                 if name in item:
                     self._check_key_value(name, item[name], index.name)
-        if item_size(item) > MAX_ITEM_BYTES:
-            raise validation("Item size has exceeded the maximum allowed size")
+        try:
+            if item_size(item) > MAX_ITEM_BYTES:
+                raise validation("Item size has exceeded the maximum allowed size")
+            return json.dumps(item, separators=(",", ":"))
+        except (TypeError, ValueError, AttributeError):
+            raise validation("One or more parameter values were invalid: a malformed "
+                             "attribute value") from None
 
     def key_item(self, key: Key) -> Item:
         """The key attributes alone: what an update starts from when the item is absent."""
@@ -106,8 +112,8 @@ class Table:
         text = self._partitions.get(key[0], {}).get(key[1])
         return json.loads(text) if text is not None else None
 
-    def put(self, key: Key, item: Item) -> None:
-        self._partitions.setdefault(key[0], {})[key[1]] = json.dumps(item, separators=(",", ":"))
+    def put(self, key: Key, text: str) -> None:
+        self._partitions.setdefault(key[0], {})[key[1]] = text
 
     def delete(self, key: Key) -> None:
         partition = self._partitions.get(key[0], {})
@@ -134,9 +140,10 @@ class Table:
         return tuple(sort_value(item[name]) if name in item else None for name in names)
 
 
-def _raw(value: AttributeValue) -> str:
-    raw = next(iter(value.values()))
-    return raw if isinstance(raw, str) else str(raw)
+def key_text(value: AttributeValue) -> str:
+    """A key value as the table indexes it: numbers by value ("1.0" and "1" are one key)."""
+    kind, raw = next(iter(value.items()))
+    return number_text(number(value)) if kind == "N" else str(raw)
 
 
 def sort_value(value: AttributeValue) -> Any:
