@@ -8,9 +8,10 @@ Run from the repository root:
 It starts `loopsense serve` (embedded DynamoDB, enterprise plan so no limit interferes) on free
 ports and measures, over real HTTP with a kept-alive connection:
 
-1. a 6-event agent.loop_detect call and a 5,000-event one: median and p95 latency, next to the
-   skill's own in-process time on the same input (`jsonio.loads` + `call_skill`), timed
-   interleaved in this process; the difference is the platform's overhead;
+1. a 6-event agent.loop_detect call (also with a fresh Idempotency-Key each time, as the SDKs
+   send) and a 5,000-event one: median and p95 latency, next to the skill's own in-process time
+   on the same input (`jsonio.loads` + `call_skill`), timed interleaved in this process; the
+   difference is the platform's overhead;
 2. sustained requests per second of small calls from 4 concurrent clients (threads, one
    connection each), for a fixed number of requests;
 3. the embedded store's cost per call kind (get, conditional update, transaction): the
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +74,13 @@ class Client:
     def __init__(self, host: str, port: int) -> None:
         self.conn = http.client.HTTPConnection(host, port, timeout=60)
 
-    def post(self, body: bytes) -> float:
+    def post(self, body: bytes, idempotent: bool = False) -> float:
+        """One call; ``idempotent``: with a fresh Idempotency-Key, as the SDKs send one."""
+        headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+        if idempotent:
+            headers["Idempotency-Key"] = uuid.uuid4().hex
         started = time.perf_counter()
-        self.conn.request("POST", "/v1/execute", body=body, headers={
-            "Authorization": f"Bearer {KEY}", "Content-Type": "application/json"})
+        self.conn.request("POST", "/v1/execute", body=body, headers=headers)
         answer = self.conn.getresponse()
         answer.read()
         elapsed = time.perf_counter() - started
@@ -103,13 +108,14 @@ def stats(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, ordered[int(0.95 * (len(ordered) - 1))] * 1000
 
 
-def latency(client: Client, body: bytes, rounds: int) -> tuple[list[float], list[float]]:
+def latency(client: Client, body: bytes, rounds: int,
+            idempotent: bool = False) -> tuple[list[float], list[float]]:
     http_times, local_times = [], []
     for _ in range(3):  # warm-up both sides
-        client.post(body)
+        client.post(body, idempotent)
         in_process(body)
     for _ in range(rounds):
-        http_times.append(client.post(body))
+        http_times.append(client.post(body, idempotent))
         local_times.append(in_process(body))
     return http_times, local_times
 
@@ -195,10 +201,10 @@ def compare_stores(rounds: int, history: int) -> None:
         embedded.stop()
     with mock_aws():
         moto = store_costs(boto3.client("dynamodb", region_name="us-east-1"), rounds, 0)
-    print(f"{'store call, median ms':<34}{'embedded':>11}{'moto':>10}{'ratio':>8}")
+    print(f"{'store call, median ms':<40}{'embedded':>11}{'moto':>10}{'ratio':>8}")
     for kind, ms in engine.items():
         baseline = moto.get(kind)
-        print(f"{kind:<34}{ms:>11.3f}" + (f"{baseline:>10.2f}{baseline / ms:>7.0f}x"
+        print(f"{kind:<40}{ms:>11.3f}" + (f"{baseline:>10.2f}{baseline / ms:>7.0f}x"
                                           if baseline is not None else ""))
 
 
@@ -220,12 +226,14 @@ def main() -> int:
         small, large = body_for(6), body_for(5_000)
         print(f"loopsense serve on {host}:{port}; Python {sys.version.split()[0]}, "
               f"{os.cpu_count()} CPUs; {rounds} rounds a case")
-        print(f"{'case':<34}{'median ms':>11}{'p95 ms':>10}{'in-process':>12}"
+        print(f"{'case':<40}{'median ms':>11}{'p95 ms':>10}{'in-process':>12}"
               f"{'overhead':>10}{'ratio':>8}")
-        for name, body in (("6 events", small), ("5,000 events", large)):
-            over_http, local = latency(client, body, rounds)
+        for name, body, idempotent in (("6 events", small, False),
+                                       ("6 events, Idempotency-Key", small, True),
+                                       ("5,000 events", large, False)):
+            over_http, local = latency(client, body, rounds, idempotent)
             (h_med, h_p95), (l_med, _) = stats(over_http), stats(local)
-            print(f"{'loop_detect ' + name + ' over HTTP':<34}{h_med:>11.2f}{h_p95:>10.2f}"
+            print(f"{'loop_detect ' + name:<40}{h_med:>11.2f}{h_p95:>10.2f}"
                   f"{l_med:>12.2f}{h_med - l_med:>10.2f}{h_med / l_med:>7.1f}x")
         rps = throughput(host, port, small, clients=4, per_client=per_client)
         single = 1000 / stats(latency(client, small, rounds)[0])[0]

@@ -340,8 +340,8 @@ def equal(a: AttributeValue, b: AttributeValue) -> bool:
 
 
 def compare(op: str, a: AttributeValue | None, b: AttributeValue | None) -> bool:
-    if a is None or b is None:
-        return False
+    if a is None or b is None:  # a missing attribute equals nothing and orders with nothing
+        return op == "<>"
     if op == "=":
         return equal(a, b)
     if op == "<>":
