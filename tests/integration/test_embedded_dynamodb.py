@@ -150,6 +150,25 @@ def test_number_keys_are_equal_by_value(store: EmbeddedDynamoDB) -> None:
     assert client.scan(TableName=NUMBERED)["Count"] == 1
 
 
+@pytest.mark.parametrize(("value", "stored"), [
+    ({"NS": ["1", "2.5"]}, True), ({"SS": ["a"]}, True),
+    ({"NS": []}, False), ({"NS": ["1", "1.0"]}, False), ({"SS": ["a", "a"]}, False),
+    ({"M": {"inner": {"SS": []}}}, False),
+])
+def test_sets_are_refused_empty_or_with_duplicates(store: EmbeddedDynamoDB,
+                                                   value: dict[str, Any], stored: bool) -> None:
+    client = store.client()
+    item_id = f"set-{json.dumps(value)}"
+    if stored:
+        client.put_item(TableName=TABLE, Item={"id": {"S": item_id}, "v": value})
+        assert get(client, item_id) == {"id": {"S": item_id}, "v": value}
+        return
+    with pytest.raises(ClientError) as refused:
+        client.put_item(TableName=TABLE, Item={"id": {"S": item_id}, "v": value})
+    assert code_of(refused) == "ValidationException"
+    assert get(client, item_id) is None
+
+
 def test_binary_values_cross_the_in_process_client_as_bytes(store: EmbeddedDynamoDB,
                                                            http: Any) -> None:
     store.client().put_item(TableName=TABLE, Item={"id": {"S": "bin"}, "b": {"B": b"\x00\xff"},

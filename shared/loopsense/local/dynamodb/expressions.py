@@ -56,6 +56,7 @@ class _Parser:
             self.tokens.append((kind, found.group(kind)))
             position = found.end()
         self.at = 0
+        self.groups: dict[int, int] = {}  # where each parenthesized group opened -> closed
 
     def error(self, issue: str) -> Exception:
         return validation(f"Invalid {self.what}: {issue}")
@@ -160,8 +161,12 @@ class _Parser:
         kind, text = self.peek()
         if text == "(":
             self.at += 1
+            opened = self.at
             tree = self.condition()
+            if self.groups.get(opened) == self.at:  # "((...))": DynamoDB refuses it
+                raise self.error("The expression has redundant parentheses")
             self.expect(")")
+            self.groups[opened - 1] = self.at
             return tree
         if kind == "word" and text in CONDITION_FUNCTIONS and self.peek(1)[1] == "(":
             self.at += 2

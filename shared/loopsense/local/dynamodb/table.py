@@ -156,7 +156,8 @@ def sort_value(value: AttributeValue) -> Any:
 
 
 def item_size(item: Item) -> int:
-    """DynamoDB's item size, closely enough to enforce its 400 KB limit."""
+    """DynamoDB's item size, closely enough to enforce its 400 KB limit; measuring it also
+    refuses the values DynamoDB refuses (an empty set, a set with duplicates)."""
     return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
 
 
@@ -169,6 +170,10 @@ def _value_size(value: AttributeValue) -> int:
     if kind == "B":
         return len(base64.b64decode(raw))
     if kind in ("SS", "NS", "BS"):
+        members = [number({"N": v}) for v in raw] if kind == "NS" else raw
+        if not members or len(set(members)) != len(members):
+            raise validation("One or more parameter values were invalid: a set may not be "
+                             "empty or contain duplicates")
         return sum(_value_size({kind[0]: member}) for member in raw)
     if kind == "L":
         return 3 + sum(1 + _value_size(member) for member in raw)
