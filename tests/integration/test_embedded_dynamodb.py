@@ -169,6 +169,32 @@ def test_sets_are_refused_empty_or_with_duplicates(store: EmbeddedDynamoDB,
     assert get(client, item_id) is None
 
 
+def test_refused_as_dynamodb_refuses_what_moto_lets_through(store: EmbeddedDynamoDB) -> None:
+    """Reversed BETWEEN bounds and begins_with on a number sort key are request errors in
+    DynamoDB (moto fails the condition or crashes, so the moto comparison cannot check them)."""
+    client = store.client()
+    client.put_item(TableName=TABLE, Item={"id": {"S": "between"}, "n": {"N": "5"}})
+    with pytest.raises(ClientError) as reversed_bounds:
+        client.put_item(TableName=TABLE, Item={"id": {"S": "between"}},
+                        ConditionExpression="n BETWEEN :hi AND :lo",
+                        ExpressionAttributeValues={":lo": {"N": "1"}, ":hi": {"N": "9"}})
+    assert code_of(reversed_bounds) == "ValidationException"
+    client.create_table(
+        TableName="ranged", BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "p", "KeyType": "HASH"},
+                   {"AttributeName": "r", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"},
+                              {"AttributeName": "r", "AttributeType": "N"}])
+    try:
+        with pytest.raises(ClientError) as number_prefix:
+            client.query(TableName="ranged", KeyConditionExpression="p = :p AND "
+                         "begins_with(r, :prefix)",
+                         ExpressionAttributeValues={":p": {"S": "a"}, ":prefix": {"S": "1"}})
+        assert code_of(number_prefix) == "ValidationException"
+    finally:
+        client.delete_table(TableName="ranged")
+
+
 def test_binary_values_cross_the_in_process_client_as_bytes(store: EmbeddedDynamoDB,
                                                            http: Any) -> None:
     store.client().put_item(TableName=TABLE, Item={"id": {"S": "bin"}, "b": {"B": b"\x00\xff"},

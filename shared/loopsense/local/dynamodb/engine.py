@@ -369,6 +369,9 @@ def _key_terms(tree: Tree, keys: KeySchema, types: dict[str, str],
     if len(hash_terms) != 1 or len(hash_terms) + len(range_terms) != len(terms) \
             or any(t[0] == "and" for t in terms):
         raise validation("Query condition missed key schema element or has an unsupported form")
+    if range_terms and range_terms[0][0] == "call" and types[keys.range_key or ""] == "N":
+        raise validation("Invalid KeyConditionExpression: begins_with takes a string or binary "
+                         "sort key")
     value = (params.get("ExpressionAttributeValues") or {}).get(hash_terms[0][3][1])
     if not isinstance(value, dict) or list(value) != [types[keys.hash_key]]:
         raise validation("One or more parameter values were invalid: Condition parameter type "

@@ -430,6 +430,9 @@ def holds(tree: Tree, item: Item | None, context: Context) -> bool:
                        evaluate(tree[3], item, context))
     if kind == "between":
         value, low, high = (evaluate(t, item, context) for t in tree[1:])
+        if compare(">", low, high):
+            raise validation("Invalid ConditionExpression: The BETWEEN operator requires upper "
+                             "bound to be greater than or equal to lower bound")
         return compare(">=", value, low) and compare("<=", value, high)
     if kind == "in":
         value = evaluate(tree[1], item, context)
@@ -449,6 +452,9 @@ def _call(name: str, args: Tree, item: Item | None, context: Context) -> bool:
     if name == "attribute_type":
         return _kind(target) == argument.get("S")
     if name == "begins_with":
+        if _kind(argument) not in ("S", "B"):
+            raise validation("Invalid ConditionExpression: Incorrect operand type for operator "
+                             "or function; operator or function: begins_with")
         kind = _kind(target)
         return kind in ("S", "B") and _kind(argument) == kind and \
             bool(target[kind].startswith(argument[kind]))
