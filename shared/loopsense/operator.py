@@ -14,6 +14,7 @@ from typing import Any
 
 from loopsense.errors import validation_error
 from loopsense.platform.plans import all_plans, find_plan, resolve_plan
+from loopsense.platform.tenant_settings import existing_tenant
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.metering import Metering, UsageRecord, period_of
 
@@ -31,13 +32,13 @@ def create_tenant(accounts: Accounts, plan: str, tenant_id: str | None) -> dict[
 
 def set_tenant_plan(accounts: Accounts, tenant_id: str, plan: str) -> dict[str, Any]:
     resolve_plan(accounts, plan)
-    _tenant(accounts, tenant_id)
+    existing_tenant(accounts, tenant_id)
     accounts.set_tenant_plan(tenant_id, plan)
     return {"tenantId": tenant_id, "plan": plan}
 
 
 def issue_key(accounts: Accounts, tenant_id: str, skills: list[str]) -> dict[str, Any]:
-    _tenant(accounts, tenant_id)
+    existing_tenant(accounts, tenant_id)
     secret, key = accounts.issue_key(tenant_id, tuple(skills), now_iso())
     return {"apiKey": secret, "keyId": key.key_id, "tenantId": tenant_id,
             "skills": list(key.scopes), "note": "shown once; only its SHA-256 digest is stored"}
@@ -50,6 +51,7 @@ def revoke_key(accounts: Accounts, tenant_id: str, key_id: str) -> dict[str, Any
 
 
 def list_keys(accounts: Accounts, tenant_id: str) -> list[dict[str, Any]]:
+    existing_tenant(accounts, tenant_id)  # a mistyped tenant is an error, not "no keys"
     return [{"keyId": k.key_id, "skills": list(k.scopes), "status": k.status,
              "createdAt": k.created_at} for k in accounts.keys(tenant_id)]
 
@@ -79,7 +81,7 @@ def list_plans(accounts: Accounts) -> list[dict[str, Any]]:
 
 def usage(accounts: Accounts, metering: Metering, tenant_id: str,
           period: str | None) -> dict[str, Any]:
-    tenant = _tenant(accounts, tenant_id)
+    tenant = existing_tenant(accounts, tenant_id)
     period = period or period_of(datetime.now(UTC))
     plan = resolve_plan(accounts, tenant["plan"])
     records = metering.records(tenant_id, period)
@@ -92,10 +94,3 @@ def _record(record: UsageRecord) -> dict[str, Any]:
     return {"executionId": record.execution_id, "skillKey": record.skill_key,
             "skillVersion": record.skill_version, "credits": record.credits, "at": record.at,
             "durationMs": record.duration_ms, "status": record.status}
-
-
-def _tenant(accounts: Accounts, tenant_id: str) -> dict[str, Any]:
-    tenant = accounts.tenant(tenant_id)
-    if tenant is None:
-        raise validation_error("tenant", "names no tenant")
-    return tenant

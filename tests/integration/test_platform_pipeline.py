@@ -209,3 +209,22 @@ def test_a_malformed_tenant_item_is_an_internal_error_in_the_envelope(platform):
     response = platform.execute(Request("POST", "/v1/execute", {}, b"{}", "r", context))
     assert response["statusCode"] == 500
     assert json.loads(response["body"])["error"]["code"] == "INTERNAL_ERROR"
+
+
+@pytest.mark.parametrize("command", ["issue_key", "list_keys", "usage", "thresholds"])
+def test_operator_commands_on_a_tenant_that_does_not_exist_are_refused(platform, command):
+    """One rule for every command naming a tenant: VALIDATION_ERROR on `tenant`, nothing done."""
+    from loopsense import operator
+    from loopsense.platform.tenant_settings import TenantSettings
+
+    run = {
+        "issue_key": lambda: operator.issue_key(platform.accounts, "ghost", ["*"]),
+        "list_keys": lambda: operator.list_keys(platform.accounts, "ghost"),
+        "usage": lambda: operator.usage(platform.accounts, platform.metering, "ghost", None),
+        "thresholds": lambda: TenantSettings(platform.accounts).thresholds("ghost"),
+    }[command]
+    with pytest.raises(LoopsenseError) as caught:
+        run()
+    assert caught.value.code == "VALIDATION_ERROR"
+    assert [d.path for d in caught.value.details] == ["tenant"]
+    assert platform.accounts.keys("ghost") == []

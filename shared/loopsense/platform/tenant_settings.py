@@ -188,6 +188,14 @@ def parse_time_budget(body: Any, plan: Plan) -> Patch:
     return parse_patch(body, plan)
 
 
+def existing_tenant(accounts: Accounts, tenant_id: str) -> dict[str, Any]:
+    """The tenant's item; a request that names no tenant is the caller's error."""
+    item = accounts.tenant(tenant_id)
+    if item is None:
+        raise validation_error("tenant", "names no tenant")
+    return item
+
+
 class TenantSettings:
     """Reads and changes one tenant's settings in the store; the same for the API and the CLI."""
 
@@ -195,9 +203,7 @@ class TenantSettings:
         self.accounts = accounts
 
     def _load(self, tenant_id: str) -> tuple[dict[str, Any], Plan]:
-        item = self.accounts.tenant(tenant_id)
-        if item is None:
-            raise validation_error("tenant", "names no tenant")
+        item = existing_tenant(self.accounts, tenant_id)
         return item, resolve_plan(self.accounts, item["plan"])
 
     def thresholds(self, tenant_id: str) -> dict[str, Any]:
