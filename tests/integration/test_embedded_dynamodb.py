@@ -18,7 +18,7 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
 
 from loopsense.local.dynamodb.client import InProcessClient
 from loopsense.local.embedded import EmbeddedDynamoDB
@@ -84,17 +84,25 @@ def test_an_item_over_400_kb_is_refused_and_not_stored(store: EmbeddedDynamoDB, 
     assert get(client, f"big-{path}") is not None
 
 
-@pytest.mark.parametrize("call", [
-    {"TableName": TABLE, "Key": "not-a-map"},
-    {"TableName": TABLE},
-    {"TableName": TABLE, "Key": {"id": {"N": "1"}}},  # the key's type is S
-    {"TableName": TABLE, "Key": {"id": {"S": "a"}, "extra": {"S": "b"}}},
+@pytest.mark.parametrize(("call", "refused_by"), [
+    ({"TableName": TABLE, "Key": "not-a-map"}, "boto3"),
+    ({"TableName": TABLE}, "boto3"),
+    ({"TableName": TABLE, "Key": {"id": {"S": "a"}}, "ConsistentRaed": True}, "boto3"),
+    ({"TableName": TABLE, "Key": {"id": {"N": "1"}}}, "DynamoDB"),  # the key's type is S
+    ({"TableName": TABLE, "Key": {"id": {"S": "a"}, "extra": {"S": "b"}}}, "DynamoDB"),
 ])
-def test_a_malformed_request_is_a_validation_error(store: EmbeddedDynamoDB,
-                                                   call: dict[str, Any]) -> None:
-    with pytest.raises(ClientError) as refused:
-        store.client().get_item(**call)
-    assert code_of(refused) == "ValidationException"
+@pytest.mark.parametrize("path", ["in-process", "http"])
+def test_a_malformed_request_is_refused_where_aws_refuses_it(
+        store: EmbeddedDynamoDB, http: Any, path: str, call: dict[str, Any],
+        refused_by: str) -> None:
+    """boto3 checks parameters against DynamoDB's model before sending (a misspelt parameter
+    is not silently ignored, in-process either); DynamoDB checks them against the table."""
+    client = store.client() if path == "in-process" else http
+    expected = ParamValidationError if refused_by == "boto3" else ClientError
+    with pytest.raises(expected) as refused:
+        client.get_item(**call)
+    if refused_by == "DynamoDB":
+        assert refused.value.response["Error"]["Code"] == "ValidationException"  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("expression", ["used <", "attribute_exists(", "a = :v OR",
@@ -135,7 +143,7 @@ def test_a_transaction_with_a_value_that_cannot_be_stored_writes_nothing(
         client.transact_write_items(TransactItems=[
             {"Put": {"TableName": TABLE, "Item": {"id": {"S": "first"}}}},
             {"Put": {"TableName": TABLE, "Item": {"id": {"S": "second"},
-                                                  "odd": {"S": object()}}}},
+                                                  "odd": {"N": "not a number"}}}},
         ])
     assert code_of(refused) == "ValidationException"
     assert get(client, "first") is None

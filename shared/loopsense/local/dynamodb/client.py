@@ -1,6 +1,8 @@
 """The engine as a boto3 DynamoDB client in this process: the same methods, parameters, answers
-and ClientErrors, without building, signing, sending and parsing an HTTP request (that round
-trip is most of what a call to a local DynamoDB costs)."""
+and errors, without building, signing, sending and parsing an HTTP request (that round trip is
+most of what a call to a local DynamoDB costs). Parameters are still checked against
+DynamoDB's API model as boto3 checks them, so a misspelt or mistyped parameter fails here as it
+would on AWS instead of being ignored."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
+from botocore.session import get_session
+from botocore.validate import validate_parameters
 
 from loopsense.local.dynamodb.engine import Engine, Params
 from loopsense.local.dynamodb.errors import DynamoDBError
@@ -21,17 +25,20 @@ def _snake(operation: str) -> str:
 
 class InProcessClient:
     def __init__(self, engine: Engine) -> None:
-        self._methods = {_snake(op): self._method(engine, op) for op in engine.operations}
+        model = get_session().get_service_model("dynamodb")
+        self._methods = {_snake(op): self._method(engine, op, model.operation_model(op))
+                         for op in engine.operations}
 
     def __getattr__(self, name: str) -> Callable[..., Params]:
-        try:
-            return self._methods[name]
-        except KeyError:
-            raise AttributeError(f"the embedded DynamoDB has no operation {name}") from None
+        methods = self.__dict__.get("_methods", {})  # (absent while copy.copy builds one)
+        if name not in methods:
+            raise AttributeError(f"the embedded DynamoDB has no operation {name}")
+        return methods[name]  # type: ignore[no-any-return]
 
     @staticmethod
-    def _method(engine: Engine, operation: str) -> Callable[..., Params]:
+    def _method(engine: Engine, operation: str, model: Any) -> Callable[..., Params]:
         def call(**params: Any) -> Params:
+            validate_parameters(params, model.input_shape)  # ParamValidationError, as boto3
             try:
                 answer = engine.execute(operation, _blobs_out(params))
             except DynamoDBError as error:
@@ -46,15 +53,23 @@ class InProcessClient:
 
 
 # Binary values travel base64-encoded on the wire, and the engine keeps them so; boto3 takes
-# and gives bytes.
+# bytes (or text, which it encodes as UTF-8) and gives bytes.
 def _blobs_out(value: Any) -> Any:
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(value).decode()
     if isinstance(value, dict):
-        return {k: _blobs_out(v) for k, v in value.items()}
+        return {k: (_base64(v) if k == "B" else [_base64(m) for m in v] if k == "BS" and
+                    isinstance(v, list | tuple | set) else _blobs_out(v))
+                for k, v in value.items()}
     if isinstance(value, list | tuple | set):
         return [_blobs_out(v) for v in value]
     return value
+
+
+def _base64(value: Any) -> Any:
+    if isinstance(value, str):
+        value = value.encode()
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode()
+    return _blobs_out(value)  # an attribute named "B" holds a value, not bytes
 
 
 def _blobs_in(value: Any) -> Any:

@@ -3,20 +3,18 @@ and the UPDATED_OLD / UPDATED_NEW return values."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from loopsense.local.dynamodb.errors import validation
-from loopsense.local.dynamodb.expressions import (
+from loopsense.local.dynamodb.expressions import Context, Tree, child, evaluate, lookup
+from loopsense.local.dynamodb.values import (
     AttributeValue,
-    Context,
     Item,
-    Tree,
-    child,
-    evaluate,
-    lookup,
+    add,
     number,
     number_text,
+    sort_value,
+    type_of,
 )
 
 Path = tuple[str | int, ...]
@@ -31,34 +29,49 @@ def apply_update(tree: Tree, old: Item | None, new: Item, context: Context,
     Returns the paths written, for UPDATED_OLD / UPDATED_NEW.
     """
     paths = [context.resolve(path) for _, path, _ in tree]
-    _check_paths(paths, key_names)
+    for path in paths:
+        if path[0] in key_names:
+            raise validation(f"One or more parameter values were invalid: Cannot update attribute "
+                             f"{path[0]}. This attribute is part of the key")
+    check_overlaps(paths, "UpdateExpression")
     operands = [None if operand is None else evaluate(operand, old, context)
                 for _, _, operand in tree]
-    for (action, _, _), path, value in zip(tree, paths, operands, strict=True):
+    written: list[Path] = []
+    # Every list index names an element of the list as it was: remove those last, highest first,
+    # so that no removal shifts another's element.
+    def removes_index(i: int) -> bool:
+        return tree[i][0] == "REMOVE" and isinstance(paths[i][-1], int)
+
+    order = [i for i in range(len(tree)) if not removes_index(i)] + sorted(
+        (i for i in range(len(tree)) if removes_index(i)), key=lambda i: _descending(paths[i]))
+    for i in order:
+        action, path, value = tree[i][0], paths[i], operands[i]
         if action == "SET":
             if value is None:
                 raise validation("The provided expression refers to an attribute that does not "
                                  "exist in the item")
-            _place(new, path, value)
+            path = _place(new, path, value)
         elif action == "REMOVE":
             _remove(new, path)
         elif action == "ADD":
-            _place(new, path, _add(lookup(new, path), value))
+            path = _place(new, path, _add(lookup(new, path), value))
         else:
             _delete(new, path, value)
-    return paths
+        written.append(path)
+    return written
 
 
-def _check_paths(paths: list[Path], key_names: tuple[str, ...]) -> None:
+def _descending(path: Path) -> tuple[Any, ...]:
+    return tuple(-part if isinstance(part, int) else 0 for part in path)
+
+
+def check_overlaps(paths: list[Path], what: str) -> None:
     for i, path in enumerate(paths):
-        if path[0] in key_names:
-            raise validation(f"One or more parameter values were invalid: Cannot update attribute "
-                             f"{path[0]}. This attribute is part of the key")
         for other in paths[i + 1:]:
             shorter = min(len(path), len(other))
             if path[:shorter] == other[:shorter]:
-                raise validation("Invalid UpdateExpression: Two document paths overlap with each "
-                                 "other; must remove or rewrite one of these paths")
+                raise validation(f"Invalid {what}: Two document paths overlap with each other; "
+                                 f"must remove or rewrite one of these paths")
 
 
 def _parent(item: Item, path: Path) -> Any:
@@ -75,18 +88,20 @@ def _invalid_path() -> Exception:
     return validation("The document path provided in the update expression is invalid for update")
 
 
-def _place(item: Item, path: Path, value: AttributeValue) -> None:
+def _place(item: Item, path: Path, value: AttributeValue) -> Path:
+    """Set ``path`` to ``value``; the path written (an index past a list's end appends)."""
     parent, last = _parent(item, path), path[-1]
     if isinstance(last, str) and parent is not None and "M" in parent:
         parent["M"][last] = value
-    elif isinstance(last, int) and parent is not None and "L" in parent:
+        return path
+    if isinstance(last, int) and parent is not None and "L" in parent:
         items = parent["L"]
         if last < len(items):
             items[last] = value
-        else:
-            items.append(value)  # DynamoDB appends past the end of a list
-    else:
-        raise _invalid_path()
+            return path
+        items.append(value)  # DynamoDB appends past the end of a list
+        return (*path[:-1], len(items) - 1)
+    raise _invalid_path()
 
 
 def _remove(item: Item, path: Path) -> None:
@@ -111,27 +126,27 @@ def _wrong_type(action: str) -> Exception:
 
 def _add(current: AttributeValue | None, value: AttributeValue | None) -> AttributeValue:
     assert value is not None
-    kind = next(iter(value))
+    kind = type_of(value)
     if kind not in ("N", *_SETS):
         raise _wrong_type("ADD")
     if current is None:
         return value
-    if next(iter(current)) != kind:
+    if type_of(current) != kind:
         raise validation("An operand in the update expression has an incorrect data type")
     if kind == "N":
-        return {"N": number_text(number(current) + number(value))}
+        return {"N": number_text(add(number(current), number(value)))}
     return {kind: _union(kind, current[kind], value[kind])}
 
 
 def _delete(item: Item, path: Path, value: AttributeValue | None) -> None:
     assert value is not None
-    kind = next(iter(value))
+    kind = type_of(value)
     if kind not in _SETS:
         raise _wrong_type("DELETE")
     current = lookup(item, path)
     if current is None:
         return
-    if next(iter(current)) != kind:
+    if type_of(current) != kind:
         raise validation("An operand in the update expression has an incorrect data type")
     drop = {_member(kind, m) for m in value[kind]}
     kept = [m for m in current[kind] if _member(kind, m) not in drop]
@@ -142,7 +157,8 @@ def _delete(item: Item, path: Path, value: AttributeValue | None) -> None:
 
 
 def _member(kind: str, member: str) -> Any:
-    return Decimal(member) if kind == "NS" else member
+    """What identifies a set member: a number by value, binary by bytes."""
+    return sort_value({kind[0]: member})
 
 
 def _union(kind: str, first: list[str], second: list[str]) -> list[str]:

@@ -16,16 +16,24 @@ _ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 
 
 def answer(engine: Engine, target: str, body: bytes) -> tuple[int, dict[str, Any]]:
-    """The status and JSON body for one request."""
+    """The status and JSON body for one request; every failure is an error in DynamoDB's form,
+    so a client never sees a dropped connection."""
     try:
         params = json.loads(body or b"{}")
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested beyond parsing
+        return _error(DynamoDBError("SerializationException", "the request body is not JSON"))
+    try:
         return 200, engine.execute(target.rpartition(".")[2], params)
-    except json.JSONDecodeError:
-        return 400, {"__type": _ERROR_PREFIX + "SerializationException",
-                     "message": "the request body is not JSON"}
     except DynamoDBError as error:
-        return error.status, {"__type": _ERROR_PREFIX + error.code, "message": error.message,
-                              **error.fields}
+        return _error(error)
+    except Exception:  # noqa: BLE001 - a bug answers 500 in the protocol's form, like DynamoDB
+        return _error(DynamoDBError("InternalServerError", "the embedded DynamoDB failed",
+                                    status=500))
+
+
+def _error(error: DynamoDBError) -> tuple[int, dict[str, Any]]:
+    return error.status, {"__type": _ERROR_PREFIX + error.code, "message": error.message,
+                          **error.fields}
 
 
 def make_server(engine: Engine, host: str, port: int) -> ThreadingHTTPServer:
@@ -37,9 +45,14 @@ def make_server(engine: Engine, host: str, port: int) -> ThreadingHTTPServer:
             pass  # request lines are noise for the operator watching the server
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            length = int(self.headers.get("Content-Length") or 0)
-            status, payload = answer(engine, self.headers.get("X-Amz-Target", ""),
-                                     self.rfile.read(length))
+            length = self.headers.get("Content-Length")
+            if length is None or not length.isdigit():  # chunked: not what AWS clients send
+                self.close_connection = True
+                status, payload = _error(DynamoDBError(
+                    "ValidationException", "a request needs a Content-Length", status=411))
+            else:
+                status, payload = answer(engine, self.headers.get("X-Amz-Target", ""),
+                                         self.rfile.read(int(length)))
             data = json.dumps(payload, separators=(",", ":")).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/x-amz-json-1.0")

@@ -7,13 +7,14 @@ requests. Operations take microseconds, so the lock costs nothing that matters l
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from loopsense.local.dynamodb.documents import Path, apply_update, project
+from loopsense.local.dynamodb.documents import Path, apply_update, check_overlaps, project
 from loopsense.local.dynamodb.errors import (
     DynamoDBError,
     condition_failed,
@@ -80,6 +81,9 @@ class Engine:
                 return run(params)
             except (KeyError, TypeError, AttributeError, ValueError, IndexError):
                 raise validation(f"{operation}: a parameter is missing or malformed") from None
+            except RecursionError:
+                raise validation(f"{operation}: an expression or value is nested too deeply") \
+                    from None
 
     # tables --------------------------------------------------------------------------------
     def _table(self, params: Params) -> Table:
@@ -101,16 +105,16 @@ class Engine:
             if any(types.get(n) not in ("S", "N", "B") for n in schema.names):
                 raise validation("One or more parameter values were invalid: a key attribute "
                                  "has no AttributeDefinitions entry")
-        description = {
+        description = json.loads(json.dumps({  # a copy: nothing shared with the caller
             "TableName": name, "KeySchema": params["KeySchema"],
             "AttributeDefinitions": params["AttributeDefinitions"], "TableStatus": "ACTIVE",
             "CreationDateTime": time.time(),
             "TableArn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}",
             "BillingModeSummary": {"BillingMode": params.get("BillingMode", "PROVISIONED")},
-        }
-        if indexes:
-            description["GlobalSecondaryIndexes"] = [
-                {**i, "IndexStatus": "ACTIVE"} for i in params["GlobalSecondaryIndexes"]]
+            **({"GlobalSecondaryIndexes": [{**i, "IndexStatus": "ACTIVE"}
+                                           for i in params["GlobalSecondaryIndexes"]]}
+               if indexes else {}),
+        }))
         self._tables[name] = Table(description, keys, types, indexes)
         return {"TableDescription": self._describe(self._tables[name])}
 
@@ -146,12 +150,11 @@ class Engine:
         projection = _projection(params)
         context = Context(params.get("ExpressionAttributeNames"), None,
                           list(projection or ()))
+        paths = _projected_paths(projection, context) if projection else None
         item = table.get(table.key(params["Key"]))
         if item is None:
             return {}
-        if projection:
-            item = project(item, [context.resolve(path) for path in projection])
-        return {"Item": item}
+        return {"Item": project(item, paths) if paths else item}
 
     def put_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD"))
@@ -263,8 +266,9 @@ class Engine:
         if index is None:
             found = list(table.partition(hash_value))
         else:
-            found = [item for item in table.items()
-                     if keys.hash_key in item and key_text(item[keys.hash_key]) == hash_value]
+            found = [item for item in table.items()  # an index holds items with its keys only
+                     if all(name in item for name in keys.names)
+                     and key_text(item[keys.hash_key]) == hash_value]
         reading = _Reading(params, [key_condition])
         if range_term is not None:
             found = [item for item in found if holds(range_term, item, reading.context)]
@@ -310,12 +314,12 @@ def _page(table: Table, index: Index | None, found: list[Item], params: Params,
         last = evaluated[-1]
         names = table.keys.names + (index.keys.names if index else ())
         answer["LastEvaluatedKey"] = {n: last[n] for n in names}
+    if index is not None:  # a filter sees only what the index holds
+        evaluated = [index.project(item, table.keys) for item in evaluated]
     if reading.filter is not None:
         evaluated = [item for item in evaluated if holds(reading.filter, item, reading.context)]
-    if index is not None:
-        evaluated = [index.project(item, table.keys) for item in evaluated]
     if reading.projection:
-        paths = [reading.context.resolve(path) for path in reading.projection]
+        paths = _projected_paths(reading.projection, reading.context)
         evaluated = [project(item, paths) for item in evaluated]
     answer["Count"] = len(evaluated)
     if params.get("Select") != "COUNT":
@@ -330,6 +334,12 @@ def _condition(text: str | None, what: str) -> Tree | None:
 def _projection(params: Params) -> Tree | None:
     text = params.get("ProjectionExpression")
     return parse_projection(text) if text is not None else None
+
+
+def _projected_paths(projection: Tree, context: Context) -> list[Path]:
+    paths = [context.resolve(path) for path in projection]
+    check_overlaps(paths, "ProjectionExpression")
+    return paths
 
 
 def _returns(params: Params, allowed: tuple[str, ...]) -> str:
@@ -349,31 +359,43 @@ def _index(table: Table, name: str | None) -> Index | None:
 
 def _key_terms(tree: Tree, keys: KeySchema, types: dict[str, str],
                params: Params) -> tuple[str, Tree | None]:
-    """The hash key's value and the range key's condition, if any, of a KeyConditionExpression."""
+    """The hash key's value and the range key's condition, if any, of a KeyConditionExpression:
+    ``hash = :v`` and, optionally, ANDed, one comparison (not <>), BETWEEN or begins_with of
+    the range key against values of its type."""
     terms = [tree[1], tree[2]] if tree[0] == "and" else [tree]
     names = params.get("ExpressionAttributeNames") or {}
+    values = params.get("ExpressionAttributeValues") or {}
 
-    def attribute(term: Tree) -> str | None:
-        subject = term[2] if term[0] == "cmp" else term[1] if term[0] == "between" else \
-            term[2][0] if term[0] == "call" else None
-        if subject is None or subject[0] != "path" or len(subject[1]) != 1:
-            return None
-        part = subject[1][0]
-        return str(names.get(part, part))
+    def subject_and_operands(term: Tree) -> tuple[str | None, list[Tree]]:
+        if term[0] == "cmp" and term[1] != "<>":
+            subject, operands = term[2], [term[3]]
+        elif term[0] == "between":
+            subject, operands = term[1], [term[2], term[3]]
+        elif term[0] == "call" and term[1] == "begins_with":
+            subject, operands = term[2][0], [term[2][1]]
+        else:
+            return None, []
+        if subject[0] != "path" or len(subject[1]) != 1:
+            return None, []
+        return str(names.get(subject[1][0], subject[1][0])), operands
 
-    hash_terms = [t for t in terms if attribute(t) == keys.hash_key and t[0] == "cmp"
-                  and t[1] == "=" and t[3][0] == "value"]
-    range_terms = [t for t in terms if attribute(t) == keys.range_key and t not in hash_terms
-                   and (t[0] == "between" or (t[0] == "cmp" and t[1] != "<>")
-                        or (t[0] == "call" and t[1] == "begins_with"))]
-    if len(hash_terms) != 1 or len(hash_terms) + len(range_terms) != len(terms) \
-            or any(t[0] == "and" for t in terms):
-        raise validation("Query condition missed key schema element or has an unsupported form")
-    if range_terms and range_terms[0][0] == "call" and types[keys.range_key or ""] == "N":
-        raise validation("Invalid KeyConditionExpression: begins_with takes a string or binary "
-                         "sort key")
-    value = (params.get("ExpressionAttributeValues") or {}).get(hash_terms[0][3][1])
-    if not isinstance(value, dict) or list(value) != [types[keys.hash_key]]:
-        raise validation("One or more parameter values were invalid: Condition parameter type "
-                         "does not match schema type")
-    return key_text(value), (range_terms[0] if range_terms else None)
+    found: dict[str, tuple[Tree, list[Tree]]] = {}
+    for term in terms:
+        attribute, operands = subject_and_operands(term)
+        if attribute not in keys.names or attribute in found:
+            raise validation("Query condition missed key schema element or has an unsupported "
+                             "form")
+        found[attribute] = (term, operands)
+        for operand in operands:
+            value = values.get(operand[1]) if operand[0] == "value" else None
+            if not isinstance(value, dict) or list(value) != [types[attribute]]:
+                raise validation("One or more parameter values were invalid: Condition "
+                                 "parameter type does not match schema type")
+        if term[0] == "call" and types[attribute] == "N":
+            raise validation("Invalid KeyConditionExpression: begins_with takes a string or "
+                             "binary sort key")
+    if keys.hash_key not in found or found[keys.hash_key][0][:2] != ("cmp", "="):
+        raise validation("Query condition missed key schema element")
+    hash_value = values[found[keys.hash_key][1][0][1]]
+    range_term = found[keys.range_key][0] if keys.range_key in found else None
+    return key_text(hash_value), range_term

@@ -18,15 +18,25 @@ Trees:
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
 from loopsense.local.dynamodb.errors import validation
+from loopsense.local.dynamodb.values import (
+    AttributeValue,
+    Item,
+    add,
+    blob,
+    checked_size,
+    compare,
+    equal,
+    number,
+    number_text,
+    size,
+    type_of,
+)
 
 Tree = tuple[Any, ...]
-AttributeValue = dict[str, Any]
-Item = dict[str, AttributeValue]
 
 _TOKEN = re.compile(r"""
     \s*(?:
@@ -213,7 +223,11 @@ class _Parser:
                 path = self.path()
                 if clause == "SET":
                     self.expect("=")
-                    actions.append((clause, path, self.update_value()))
+                    value = self.update_value()
+                    if _contains_node(value, "size"):
+                        raise self.error("the function size is not allowed in an update "
+                                         "expression")
+                    actions.append((clause, path, value))
                 elif clause == "REMOVE":
                     actions.append((clause, path, None))
                 else:
@@ -224,6 +238,12 @@ class _Parser:
         if not actions:
             raise self.error("the expression can not be empty")
         return tuple(actions)
+
+
+def _contains_node(operand: Tree, node: str) -> bool:
+    if operand[0] in ("path", "value"):
+        return False
+    return operand[0] == node or any(_contains_node(part, node) for part in operand[1:])
 
 
 @lru_cache(maxsize=1024)
@@ -295,68 +315,14 @@ class Context:
             if unused:
                 raise validation(f"Value provided in ExpressionAttribute{which} unused in "
                                  f"expressions: keys: {{{', '.join(unused)}}}")
+        for value in self.values.values():
+            checked_size(value)  # a value DynamoDB would refuse is refused before any use
 
     def attribute(self, part: str | int) -> str | int:
         return self.names[part] if isinstance(part, str) and part.startswith("#") else part
 
     def resolve(self, path: Tree) -> tuple[str | int, ...]:
         return tuple(self.attribute(p) for p in path[1])
-
-
-# values ------------------------------------------------------------------------------------
-def number(value: AttributeValue) -> Decimal:
-    try:
-        return Decimal(value["N"])
-    except (InvalidOperation, TypeError):
-        raise validation("A value provided cannot be converted into a number") from None
-
-
-def number_text(value: Decimal) -> str:
-    """DynamoDB's form of a number it computed: no exponent, no trailing zeros."""
-    text = format(value.normalize(), "f")
-    return "0" if text in ("-0", "0") else text
-
-
-def _kind(value: AttributeValue) -> str:
-    return next(iter(value))
-
-
-def _sort_value(value: AttributeValue) -> Any:
-    kind = _kind(value)
-    return number(value) if kind == "N" else value[kind]
-
-
-def equal(a: AttributeValue, b: AttributeValue) -> bool:
-    kind = _kind(a)
-    if kind != _kind(b):
-        return False
-    if kind == "N":
-        return number(a) == number(b)
-    if kind in ("SS", "BS"):
-        return set(a[kind]) == set(b[kind])
-    if kind == "NS":
-        return {Decimal(n) for n in a[kind]} == {Decimal(n) for n in b[kind]}
-    if kind == "L":
-        return len(a["L"]) == len(b["L"]) and all(map(equal, a["L"], b["L"]))
-    if kind == "M":
-        return a["M"].keys() == b["M"].keys() and all(equal(v, b["M"][k])
-                                                       for k, v in a["M"].items())
-    return bool(a[kind] == b[kind])
-
-
-def compare(op: str, a: AttributeValue | None, b: AttributeValue | None) -> bool:
-    if a is None or b is None:  # a missing attribute equals nothing and orders with nothing
-        return op == "<>"
-    if op == "=":
-        return equal(a, b)
-    if op == "<>":
-        return not equal(a, b)
-    kind = _kind(a)
-    if kind != _kind(b) or kind not in ("N", "S", "B"):
-        return False
-    left, right = _sort_value(a), _sort_value(b)
-    return bool({"<": left < right, "<=": left <= right,
-                 ">": left > right, ">=": left >= right}[op])
 
 
 def child(container: AttributeValue, part: str | int) -> AttributeValue | None:
@@ -375,42 +341,31 @@ def lookup(item: Item | None, path: tuple[str | int, ...]) -> AttributeValue | N
     return value
 
 
-def size(value: AttributeValue) -> int:
-    kind = _kind(value)
-    if kind in ("S", "B"):
-        return len(value[kind].encode() if kind == "S" else value[kind])
-    if kind in ("SS", "NS", "BS", "L", "M"):
-        return len(value[kind])
-    raise validation("Invalid ConditionExpression: Incorrect operand type for operator or "
-                     "function; operator or function: size")
-
-
 def evaluate(tree: Tree, item: Item | None, context: Context) -> AttributeValue | None:
     """An operand's value on ``item`` (None: the path is absent)."""
-    kind = tree[0]
-    if kind == "path":
+    node = tree[0]
+    if node == "path":
         return lookup(item, context.resolve(tree))
-    if kind == "value":
+    if node == "value":
         return context.values[tree[1]]
-    if kind == "size":
+    if node == "size":
         found = lookup(item, context.resolve(tree[1]))
         return None if found is None else {"N": str(size(found))}
-    if kind == "if_not_exists":
+    if node == "if_not_exists":
         found = lookup(item, context.resolve(tree[1]))
         return found if found is not None else evaluate(tree[2], item, context)
-    if kind == "list_append":
-        parts = [_required(evaluate(t, item, context), tree) for t in tree[1:]]
-        if any(_kind(p) != "L" for p in parts):
+    if node == "list_append":
+        parts = [_required(evaluate(t, item, context)) for t in tree[1:]]
+        if any(type_of(p) != "L" for p in parts):
             raise validation("An operand in the update expression has an incorrect data type")
         return {"L": parts[0]["L"] + parts[1]["L"]}
-    left, right = (_required(evaluate(t, item, context), tree) for t in tree[1:])
-    if _kind(left) != "N" or _kind(right) != "N":
+    left, right = (_required(evaluate(t, item, context)) for t in tree[1:])
+    if type_of(left) != "N" or type_of(right) != "N":
         raise validation("An operand in the update expression has an incorrect data type")
-    total = number(left) + number(right) if kind == "+" else number(left) - number(right)
-    return {"N": number_text(total)}
+    return {"N": number_text(add(number(left), number(right), subtract=node == "-"))}
 
 
-def _required(value: AttributeValue | None, tree: Tree) -> AttributeValue:
+def _required(value: AttributeValue | None) -> AttributeValue:
     if value is None:
         raise validation("The provided expression refers to an attribute that does not exist "
                          "in the item")
@@ -418,23 +373,23 @@ def _required(value: AttributeValue | None, tree: Tree) -> AttributeValue:
 
 
 def holds(tree: Tree, item: Item | None, context: Context) -> bool:
-    kind = tree[0]
-    if kind == "and":
+    node = tree[0]
+    if node == "and":
         return holds(tree[1], item, context) and holds(tree[2], item, context)
-    if kind == "or":
+    if node == "or":
         return holds(tree[1], item, context) or holds(tree[2], item, context)
-    if kind == "not":
+    if node == "not":
         return not holds(tree[1], item, context)
-    if kind == "cmp":
+    if node == "cmp":
         return compare(tree[1], evaluate(tree[2], item, context),
                        evaluate(tree[3], item, context))
-    if kind == "between":
+    if node == "between":
         value, low, high = (evaluate(t, item, context) for t in tree[1:])
         if compare(">", low, high):
-            raise validation("Invalid ConditionExpression: The BETWEEN operator requires upper "
-                             "bound to be greater than or equal to lower bound")
+            raise validation("Invalid expression: The BETWEEN operator requires upper bound to "
+                             "be greater than or equal to lower bound")
         return compare(">=", value, low) and compare("<=", value, high)
-    if kind == "in":
+    if node == "in":
         value = evaluate(tree[1], item, context)
         return any(compare("=", value, evaluate(t, item, context)) for t in tree[2])
     return _call(tree[1], tree[2], item, context)
@@ -447,23 +402,24 @@ def _call(name: str, args: Tree, item: Item | None, context: Context) -> bool:
     if name == "attribute_not_exists":
         return target is None
     argument = evaluate(args[1], item, context)
+    if name == "begins_with" and argument is not None and type_of(argument) not in ("S", "B"):
+        raise validation("Invalid expression: Incorrect operand type for operator or function; "
+                         "operator or function: begins_with")
     if target is None or argument is None:
         return False
     if name == "attribute_type":
-        return _kind(target) == argument.get("S")
+        return type_of(target) == argument.get("S")
+    found = type_of(target)
+    if found in ("S", "B"):  # begins_with, or contains as a substring: by bytes for binary
+        if type_of(argument) != found:
+            return False
+        whole, part = (blob(target), blob(argument)) if found == "B" else \
+            (target["S"], argument["S"])
+        return whole.startswith(part) if name == "begins_with" else part in whole
     if name == "begins_with":
-        if _kind(argument) not in ("S", "B"):
-            raise validation("Invalid ConditionExpression: Incorrect operand type for operator "
-                             "or function; operator or function: begins_with")
-        kind = _kind(target)
-        return kind in ("S", "B") and _kind(argument) == kind and \
-            bool(target[kind].startswith(argument[kind]))
-    # contains: a substring of a string, or a member of a set or list
-    kind = _kind(target)
-    if kind in ("S", "B"):
-        return _kind(argument) == kind and argument[kind] in target[kind]
-    if kind in ("SS", "NS", "BS"):
-        return any(equal({kind[0]: member}, argument) for member in target[kind])
-    if kind == "L":
+        return False
+    if found in ("SS", "NS", "BS"):  # contains: a member of a set or a list
+        return any(equal({found[0]: member}, argument) for member in target[found])
+    if found == "L":
         return any(equal(member, argument) for member in target["L"])
     return False

@@ -6,15 +6,13 @@ stored item by keeping a reference to what it wrote or read.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from loopsense.local.dynamodb.errors import validation
-from loopsense.local.dynamodb.expressions import AttributeValue, Item, number, number_text
+from loopsense.local.dynamodb.values import AttributeValue, Item, checked_size, key_text, sort_value
 
 MAX_ITEM_BYTES = 400 * 1024
 Key = tuple[str, str | None]  # the hash key's and range key's values, as sent
@@ -94,13 +92,10 @@ class Table:
             for name in index.keys.names:
                 if name in item:
                     self._check_key_value(name, item[name], index.name)
-        try:
-            if item_size(item) > MAX_ITEM_BYTES:
-                raise validation("Item size has exceeded the maximum allowed size")
-            return json.dumps(item, separators=(",", ":"))
-        except (TypeError, ValueError, AttributeError):
-            raise validation("One or more parameter values were invalid: a malformed "
-                             "attribute value") from None
+        size = sum(len(str(name).encode()) + checked_size(value) for name, value in item.items())
+        if size > MAX_ITEM_BYTES:
+            raise validation("Item size has exceeded the maximum allowed size")
+        return json.dumps(item, separators=(",", ":"))
 
     def key_item(self, key: Key) -> Item:
         """The key attributes alone: what an update starts from when the item is absent."""
@@ -138,45 +133,3 @@ class Table:
         """Where an item sorts in a Query or Scan: by the index's keys, then the table's."""
         names = (index.keys.names if index else ()) + self.keys.names
         return tuple(sort_value(item[name]) if name in item else None for name in names)
-
-
-def key_text(value: AttributeValue) -> str:
-    """A key value as the table indexes it: numbers by value ("1.0" and "1" are one key)."""
-    kind, raw = next(iter(value.items()))
-    return number_text(number(value)) if kind == "N" else str(raw)
-
-
-def sort_value(value: AttributeValue) -> Any:
-    kind, raw = next(iter(value.items()))
-    if kind == "N":
-        return number(value)
-    if kind == "B":
-        return base64.b64decode(raw)
-    return raw
-
-
-def item_size(item: Item) -> int:
-    """DynamoDB's item size, closely enough to enforce its 400 KB limit; measuring it also
-    refuses the values DynamoDB refuses (an empty set, a set with duplicates)."""
-    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
-
-
-def _value_size(value: AttributeValue) -> int:
-    kind, raw = next(iter(value.items()))
-    if kind == "S":
-        return len(raw.encode())
-    if kind == "N":
-        return len(str(Decimal(raw)).lstrip("-").replace(".", "")) // 2 + 2
-    if kind == "B":
-        return len(base64.b64decode(raw))
-    if kind in ("SS", "NS", "BS"):
-        members = [number({"N": v}) for v in raw] if kind == "NS" else raw
-        if not members or len(set(members)) != len(members):
-            raise validation("One or more parameter values were invalid: a set may not be "
-                             "empty or contain duplicates")
-        return sum(_value_size({kind[0]: member}) for member in raw)
-    if kind == "L":
-        return 3 + sum(1 + _value_size(member) for member in raw)
-    if kind == "M":
-        return 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in raw.items())
-    return 1  # BOOL, NULL
