@@ -1,8 +1,9 @@
 """The engine as a boto3 DynamoDB client in this process: the same methods, parameters, answers
 and errors, without building, signing, sending and parsing an HTTP request (that round trip is
-most of what a call to a local DynamoDB costs). Parameters are still checked against
-DynamoDB's API model as boto3 checks them, so a misspelt or mistyped parameter fails here as it
-would on AWS instead of being ignored."""
+most of what a call to a local DynamoDB costs). Parameter names are still checked against
+DynamoDB's API model, so a misspelt or missing parameter fails here as boto3 fails it, instead
+of being ignored; the engine checks the values (boto3's full check would cost more than the
+call itself)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
 from botocore.session import get_session
-from botocore.validate import validate_parameters
 
 from loopsense.local.dynamodb.engine import Engine, Params
 from loopsense.local.dynamodb.errors import DynamoDBError
@@ -37,8 +37,14 @@ class InProcessClient:
 
     @staticmethod
     def _method(engine: Engine, operation: str, model: Any) -> Callable[..., Params]:
+        known = set(model.input_shape.members)
+        required = set(model.input_shape.required_members)
+
         def call(**params: Any) -> Params:
-            validate_parameters(params, model.input_shape)  # ParamValidationError, as boto3
+            unknown, missing = sorted(params.keys() - known), sorted(required - params.keys())
+            if unknown or missing:
+                raise ParamValidationError(report=f"Unknown parameters {unknown}, missing "
+                                                  f"required parameters {missing}")
             try:
                 answer = engine.execute(operation, _blobs_out(params))
             except DynamoDBError as error:

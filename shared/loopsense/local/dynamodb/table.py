@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopsense.local.dynamodb.errors import validation
-from loopsense.local.dynamodb.values import AttributeValue, Item, checked_size, key_text, sort_value
+from loopsense.local.dynamodb.values import (
+    AttributeValue,
+    Item,
+    checked_size,
+    key_text,
+    sort_value,
+    type_of,
+)
 
 MAX_ITEM_BYTES = 400 * 1024
 Key = tuple[str, str | None]  # the hash key's and range key's values, as sent
@@ -74,14 +81,14 @@ class Table:
         return hash_value, (key_text(values[names[1]]) if len(names) > 1 else None)
 
     def _check_key_value(self, name: str, value: AttributeValue, index: str | None) -> None:
-        expected = self.types.get(name)
-        actual = next(iter(value), None) if isinstance(value, dict) else None
+        checked_size(value)  # a well-formed value first
+        expected, actual = self.types.get(name), type_of(value)
         if actual != expected:
             where = "key" if index is None else "Index Key"
             suffix = "" if index is None else f" IndexName: {index}"
             raise validation(f"One or more parameter values were invalid: Type mismatch for "
                              f"{where} {name} expected: {expected} actual: {actual}{suffix}")
-        if actual is not None and value[actual] in ("", b""):
+        if value[actual] == "":
             raise validation(f"One or more parameter values are not valid. The AttributeValue "
                              f"for a key attribute cannot contain an empty string value. "
                              f"Key: {name}")
