@@ -31,6 +31,7 @@ class EmbeddedDynamoDB:
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self._host, self._port = host, port
         self.engine = Engine()
+        self._client = InProcessClient(self.engine)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -40,7 +41,8 @@ class EmbeddedDynamoDB:
         return f"http://{self._host}:{self._server.server_port}"
 
     def client(self) -> InProcessClient:
-        return InProcessClient(self.engine)
+        """The store as a boto3 DynamoDB client, in this process (one, shared: it is stateless)."""
+        return self._client
 
     def start(self) -> EmbeddedDynamoDB:
         for name, value in FAKE_AWS_ENV.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from botocore.exceptions import ClientError, ParamValidationError
@@ -23,9 +24,14 @@ def _snake(operation: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", operation).lower()
 
 
+@lru_cache(maxsize=1)
+def _api_model() -> Any:
+    return get_session().get_service_model("dynamodb")  # loading it takes about 50 ms
+
+
 class InProcessClient:
     def __init__(self, engine: Engine) -> None:
-        model = get_session().get_service_model("dynamodb")
+        model = _api_model()
         self._methods = {_snake(op): self._method(engine, op, model.operation_model(op))
                          for op in engine.operations}
 
