@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from loopsense.local.embedded import EmbeddedDynamoDB
+from loopsense.store.accounts import thresholds_update
 
 REGION = "us-east-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}
@@ -343,36 +344,21 @@ def set_tenant_plan(tenant: str, plan: str) -> Call:
 
 
 def create_thresholds(tenant: str, plan: str, values: dict[str, str]) -> Call:
-    return Call("update_item", {
-        "TableName": "tenants", "Key": {"tenantId": S(tenant)},
-        "UpdateExpression": "SET #t = :all",
-        "ConditionExpression": "attribute_not_exists(#t) AND #p = :plan",
-        "ExpressionAttributeNames": {"#t": "thresholds", "#p": "plan"},
-        "ExpressionAttributeValues": {":plan": S(plan),
-                                      ":all": {"M": {k: N(v) for k, v in values.items()}}},
-        "ReturnValues": "ALL_NEW"})
+    return _thresholds(tenant, plan, values, (), create=True)
 
 
 def change_thresholds(tenant: str, plan: str, values: dict[str, str],
                       reset: tuple[str, ...]) -> Call:
-    """As Accounts.update_thresholds builds it for a tenant that has the map."""
-    names = {"#t": "thresholds", "#p": "plan"}
-    args: dict[str, Any] = {":plan": S(plan)}
-    sets, removes = [], []
-    for i, (name, value) in enumerate(sorted(values.items())):
-        names[f"#s{i}"], args[f":s{i}"] = name, N(value)
-        sets.append(f"#t.#s{i} = :s{i}")
-    for i, name in enumerate(sorted(reset)):
-        names[f"#r{i}"] = name
-        removes.append(f"#t.#r{i}")
-    expression = " ".join(part for part in (
-        "SET " + ", ".join(sets) if sets else "",
-        "REMOVE " + ", ".join(removes) if removes else "") if part)
+    return _thresholds(tenant, plan, values, reset, create=False)
+
+
+def _thresholds(tenant: str, plan: str, values: dict[str, str], reset: tuple[str, ...],
+                create: bool) -> Call:
+    """The request Accounts.update_thresholds makes (its own expression builder)."""
+    numbers = {name: Decimal(value) for name, value in values.items()}
     return Call("update_item", {
-        "TableName": "tenants", "Key": {"tenantId": S(tenant)}, "UpdateExpression": expression,
-        "ConditionExpression": "attribute_exists(#t) AND #p = :plan",
-        "ExpressionAttributeNames": names, "ExpressionAttributeValues": args,
-        "ReturnValues": "ALL_NEW"})
+        "TableName": "tenants", "Key": {"tenantId": S(tenant)}, "ReturnValues": "ALL_NEW",
+        **thresholds_update(plan, numbers, reset, create)})
 
 
 def put_plan(plan: str, credits: int) -> Call:

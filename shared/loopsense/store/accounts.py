@@ -87,28 +87,9 @@ class Accounts:
         change. ConditionFailed when the tenant is gone, its plan changed, or the map appeared or
         disappeared meanwhile: read the tenant again and retry.
         """
-        names = {"#t": "thresholds", "#p": "plan"}
-        args: dict[str, Any] = {":plan": plan}
-        if create:
-            expression = "SET #t = :all"
-            condition = "attribute_not_exists(#t) AND #p = :plan"
-            args[":all"] = {name: _number(v) for name, v in values.items()}
-        else:
-            sets, removes = [], []
-            for i, (name, value) in enumerate(sorted(values.items())):
-                names[f"#s{i}"], args[f":s{i}"] = name, _number(value)
-                sets.append(f"#t.#s{i} = :s{i}")
-            for i, name in enumerate(sorted(reset)):
-                names[f"#r{i}"] = name
-                removes.append(f"#t.#r{i}")
-            expression = " ".join(part for part in (
-                "SET " + ", ".join(sets) if sets else "",
-                "REMOVE " + ", ".join(removes) if removes else "") if part)
-            condition = "attribute_exists(#t) AND #p = :plan"
         answer = self.db.call("update_item", TableName=self.s.tenants_table,
-                              Key={"tenantId": {"S": tenant_id}}, UpdateExpression=expression,
-                              ConditionExpression=condition, ExpressionAttributeNames=names,
-                              ExpressionAttributeValues=to_item(args), ReturnValues="ALL_NEW")
+                              Key={"tenantId": {"S": tenant_id}}, ReturnValues="ALL_NEW",
+                              **thresholds_update(plan, values, reset, create))
         return from_item(answer["Attributes"])
 
     # plans ---------------------------------------------------------------------------------
@@ -166,7 +147,32 @@ class Accounts:
         return bool(items)
 
 
-def _number(value: int | float) -> int | Decimal:
+def thresholds_update(plan: str, values: dict[str, Any], reset: tuple[str, ...],
+                      create: bool) -> dict[str, Any]:
+    """UpdateItem's expressions for Accounts.update_thresholds (see there)."""
+    names = {"#t": "thresholds", "#p": "plan"}
+    args: dict[str, Any] = {":plan": plan}
+    if create:
+        expression = "SET #t = :all"
+        condition = "attribute_not_exists(#t) AND #p = :plan"
+        args[":all"] = {name: _number(v) for name, v in values.items()}
+    else:
+        sets, removes = [], []
+        for i, (name, value) in enumerate(sorted(values.items())):
+            names[f"#s{i}"], args[f":s{i}"] = name, _number(value)
+            sets.append(f"#t.#s{i} = :s{i}")
+        for i, name in enumerate(sorted(reset)):
+            names[f"#r{i}"] = name
+            removes.append(f"#t.#r{i}")
+        expression = " ".join(part for part in (
+            "SET " + ", ".join(sets) if sets else "",
+            "REMOVE " + ", ".join(removes) if removes else "") if part)
+        condition = "attribute_exists(#t) AND #p = :plan"
+    return {"UpdateExpression": expression, "ConditionExpression": condition,
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": to_item(args)}
+
+
+def _number(value: Any) -> Any:
     """DynamoDB numbers: floats go through their shortest decimal form (0.2 stays 0.2)."""
     return Decimal(repr(value)) if isinstance(value, float) else value
 
