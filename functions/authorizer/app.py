@@ -8,14 +8,15 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from loopsense.observability import logger, tracer
+from loopsense.observability import lambda_entry
 from loopsense.platform.auth import authorizer_context
 from loopsense.platform.http import request_from_event
 from loopsense.platform.runtime import accounts
 
 
-@logger.inject_lambda_context(log_event=False)
-@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def authorize(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     authorization = request_from_event(event).header("authorization")
     return {"isAuthorized": True, "context": authorizer_context(authorization, accounts())}
+
+
+lambda_handler = lambda_entry(authorize, with_metrics=False)  # it records no metrics

@@ -4,13 +4,11 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from loopsense.observability import logger, metrics, tracer
+from loopsense.observability import lambda_entry
 from loopsense.platform.http import request_from_event
 from loopsense.platform.runtime import platform
 
 
-@metrics.log_metrics
-@logger.inject_lambda_context(log_event=False)
-@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
+@lambda_entry
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return platform().execute(request_from_event(event))

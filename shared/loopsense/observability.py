@@ -8,6 +8,8 @@ hold caller data.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
@@ -16,3 +18,13 @@ SERVICE = "loopsense"
 logger = Logger(service=SERVICE, stream=sys.stderr)
 metrics = Metrics(service=SERVICE, namespace="Loopsense")
 tracer = Tracer(service=SERVICE)
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def lambda_entry(handler: Handler, with_metrics: bool = True) -> Handler:
+    """A function's handler with the one logger, tracer and metrics, metadata only: the event is
+    not logged, and traces hold neither the response nor an error's message."""
+    traced = tracer.capture_lambda_handler(capture_response=False, capture_error=False)(handler)
+    logged: Handler = logger.inject_lambda_context(log_event=False)(traced)
+    return metrics.log_metrics(logged) if with_metrics else logged  # type: ignore[no-any-return]

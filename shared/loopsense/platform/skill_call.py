@@ -13,7 +13,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from loopsense.errors import LoopsenseError, error_envelope
-from loopsense.observability import logger, metrics, tracer
+from loopsense.observability import lambda_entry, logger, metrics
 from loopsense.platform.catalog import Skill
 
 
@@ -59,9 +59,7 @@ def skill_lambda_handler(skill: Skill) -> Callable[[dict[str, Any], Any], dict[s
     Returns {"output": {...}} or the error envelope.
     """
 
-    @metrics.log_metrics
-    @logger.inject_lambda_context(log_event=False)
-    @tracer.capture_lambda_handler(capture_response=False, capture_error=False)
+    @lambda_entry
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request_id = event.get("requestId") or context.aws_request_id
         tenant = event.get("tenantThresholds")

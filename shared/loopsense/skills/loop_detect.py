@@ -17,9 +17,6 @@ from loopsense.errors import validation_error
 from loopsense.skills.limits import check_input_size
 from loopsense.validation import STRICT, validate
 
-KEY = "agent.loop_detect"
-VERSION = "1.0.0"
-
 MIN_EVENTS = 2
 MAX_EVENTS = 5_000
 SCHEMA_MAX_EVENTS = 10_001

@@ -24,9 +24,6 @@ from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import PLAN_CAP, effective
 from loopsense.validation import STRICT, validate
 
-KEY = "agent.loops"
-VERSION = "1.0.0"
-
 MAX_EVENTS = 10_000
 # 10,000 events of ~400-character messages are about 4.5 MiB; the router's Lambda payload
 # limit is 6 MB. Measured on the input object as compact JSON, like every skill's size limit.

@@ -24,9 +24,6 @@ from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import effective
 from loopsense.validation import STRICT, validate
 
-KEY = "agent.semantic_loop"
-VERSION = "1.0.0"
-
 MIN_EVENTS = 1
 MAX_EVENTS = 5_000
 MAX_INPUT_BYTES = 2 * 1024 * 1024
