@@ -14,8 +14,9 @@ from typing import Any
 
 from loopsense.errors import validation_error
 from loopsense.platform.plans import all_plans, find_plan, resolve_plan
-from loopsense.platform.tenant_settings import existing_tenant
+from loopsense.platform.tenant_settings import existing_tenant, no_tenant
 from loopsense.store.accounts import Accounts, Plan
+from loopsense.store.dynamo import ConditionFailed
 from loopsense.store.metering import Metering, UsageRecord, period_of
 
 
@@ -26,14 +27,19 @@ def now_iso() -> str:
 def create_tenant(accounts: Accounts, plan: str, tenant_id: str | None) -> dict[str, Any]:
     resolve_plan(accounts, plan)
     tenant_id = tenant_id or "t_" + secrets.token_hex(6)
-    accounts.create_tenant(tenant_id, plan, now_iso())
+    try:
+        accounts.create_tenant(tenant_id, plan, now_iso())
+    except ConditionFailed:
+        raise validation_error("tenantId", "names a tenant that exists already") from None
     return {"tenantId": tenant_id, "plan": plan}
 
 
 def set_tenant_plan(accounts: Accounts, tenant_id: str, plan: str) -> dict[str, Any]:
     resolve_plan(accounts, plan)
-    existing_tenant(accounts, tenant_id)
-    accounts.set_tenant_plan(tenant_id, plan)
+    try:
+        accounts.set_tenant_plan(tenant_id, plan)  # on condition that the tenant exists
+    except ConditionFailed:
+        raise no_tenant() from None
     return {"tenantId": tenant_id, "plan": plan}
 
 

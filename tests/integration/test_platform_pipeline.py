@@ -211,7 +211,8 @@ def test_a_malformed_tenant_item_is_an_internal_error_in_the_envelope(platform):
     assert json.loads(response["body"])["error"]["code"] == "INTERNAL_ERROR"
 
 
-@pytest.mark.parametrize("command", ["issue_key", "list_keys", "usage", "thresholds"])
+@pytest.mark.parametrize("command", ["issue_key", "list_keys", "usage", "thresholds",
+                                     "set_tenant_plan"])
 def test_operator_commands_on_a_tenant_that_does_not_exist_are_refused(platform, command):
     """One rule for every command naming a tenant: VALIDATION_ERROR on `tenant`, nothing done."""
     from loopsense import operator
@@ -222,9 +223,21 @@ def test_operator_commands_on_a_tenant_that_does_not_exist_are_refused(platform,
         "list_keys": lambda: operator.list_keys(platform.accounts, "ghost"),
         "usage": lambda: operator.usage(platform.accounts, platform.metering, "ghost", None),
         "thresholds": lambda: TenantSettings(platform.accounts).thresholds("ghost"),
+        "set_tenant_plan": lambda: operator.set_tenant_plan(platform.accounts, "ghost", "team"),
     }[command]
     with pytest.raises(LoopsenseError) as caught:
         run()
     assert caught.value.code == "VALIDATION_ERROR"
     assert [d.path for d in caught.value.details] == ["tenant"]
     assert platform.accounts.keys("ghost") == []
+    assert platform.accounts.tenant("ghost") is None
+
+
+def test_creating_a_tenant_that_exists_is_refused_and_changes_nothing(platform):
+    from loopsense import operator
+
+    with pytest.raises(LoopsenseError) as caught:
+        operator.create_tenant(platform.accounts, "team", "acme")
+    assert caught.value.code == "VALIDATION_ERROR"
+    assert [d.path for d in caught.value.details] == ["tenantId"]
+    assert platform.accounts.tenant("acme")["plan"] == "hobby"

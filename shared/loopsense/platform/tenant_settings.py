@@ -192,8 +192,12 @@ def existing_tenant(accounts: Accounts, tenant_id: str) -> dict[str, Any]:
     """The tenant's item; a request that names no tenant is the caller's error."""
     item = accounts.tenant(tenant_id)
     if item is None:
-        raise validation_error("tenant", "names no tenant")
+        raise no_tenant()
     return item
+
+
+def no_tenant() -> LoopsenseError:
+    return validation_error("tenant", "names no tenant")
 
 
 class TenantSettings:
