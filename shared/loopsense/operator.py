@@ -17,7 +17,7 @@ from loopsense.platform.plans import all_plans, find_plan, resolve_plan
 from loopsense.platform.tenant_settings import existing_tenant, no_tenant
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.dynamo import ConditionFailed
-from loopsense.store.metering import Metering, UsageRecord, period_of
+from loopsense.store.metering import Metering, period_of
 
 
 def now_iso() -> str:
@@ -93,10 +93,4 @@ def usage(accounts: Accounts, metering: Metering, tenant_id: str,
     records = metering.records(tenant_id, period)
     return {"tenantId": tenant_id, "plan": plan.name, "period": period,
             "used": metering.used(tenant_id, period), "quota": plan.credits_per_month,
-            "calls": len(records), "records": [_record(r) for r in records]}
-
-
-def _record(record: UsageRecord) -> dict[str, Any]:
-    return {"executionId": record.execution_id, "skillKey": record.skill_key,
-            "skillVersion": record.skill_version, "credits": record.credits, "at": record.at,
-            "durationMs": record.duration_ms, "status": record.status}
+            "calls": len(records), "records": [r.as_item() for r in records]}

@@ -22,6 +22,17 @@ class UsageRecord:
     duration_ms: int
     status: str
 
+    def as_item(self) -> dict[str, Any]:
+        """The record's fields as stored and as the operator's `usage` shows them."""
+        return {"executionId": self.execution_id, "skillKey": self.skill_key,
+                "skillVersion": self.skill_version, "credits": self.credits, "at": self.at,
+                "durationMs": self.duration_ms, "status": self.status}
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> UsageRecord:
+        return cls(item["executionId"], item["skillKey"], item["skillVersion"], item["credits"],
+                   item["at"], item["durationMs"], item["status"])
+
 
 class Metering:
     def __init__(self, db: Dynamo, settings: Settings) -> None:
@@ -70,12 +81,7 @@ class Metering:
                 {"Put": {
                     "TableName": self.s.usage_table,
                     "Item": to_item({"tenantId": tenant_id, "sk": _record(record.execution_id),
-                                     "executionId": record.execution_id,
-                                     "skillKey": record.skill_key,
-                                     "skillVersion": record.skill_version,
-                                     "credits": record.credits, "at": record.at,
-                                     "period": period, "durationMs": record.duration_ms,
-                                     "status": record.status}),
+                                     "period": period, **record.as_item()}),
                     "ConditionExpression": "attribute_not_exists(sk)",
                 }},
         ]
@@ -106,7 +112,8 @@ class Metering:
             KeyConditionExpression="tenantId = :t AND begins_with(sk, :r)",
             ExpressionAttributeValues={":t": {"S": tenant_id}, ":r": {"S": "EXEC#"}},
         )
-        found = [_usage(i) for i in items if period is None or i.get("period") == period]
+        found = [UsageRecord.from_item(i) for i in items
+                 if period is None or i.get("period") == period]
         return sorted(found, key=lambda r: (r.at, r.execution_id))
 
 
@@ -134,8 +141,3 @@ def _period(period: str) -> str:
 
 def _record(execution_id: str) -> str:
     return f"EXEC#{execution_id}"
-
-
-def _usage(item: dict[str, Any]) -> UsageRecord:
-    return UsageRecord(item["executionId"], item["skillKey"], item["skillVersion"],
-                       item["credits"], item["at"], item["durationMs"], item["status"])
