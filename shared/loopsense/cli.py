@@ -124,15 +124,11 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     try:
         where = tc.target(args.tenant, args.api_url, args.api_key)
         body = tc.parse_assignments(args.pairs) if args.sub == "set" else None
-    except tc.UsageError as problem:
-        print(f"loopsense: {problem}", file=sys.stderr)
-        return 2
-    service = None
-    if where.tenant is not None:
-        from loopsense.platform.tenant_settings import TenantSettings
+        service = None
+        if where.tenant is not None:
+            from loopsense.platform.tenant_settings import TenantSettings
 
-        service = TenantSettings(_store(args)[0])
-    try:
+            service = TenantSettings(_store(args)[0])
         ok, answer = tc.run(args.sub, where, body, service)
     except tc.UsageError as problem:
         print(f"loopsense: {problem}", file=sys.stderr)
@@ -233,7 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except OSError as exc:
-        print(f"loopsense: {exc.strerror}: {getattr(exc, 'filename', '')}", file=sys.stderr)
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"loopsense: {exc.strerror}{where}", file=sys.stderr)
         return 2
 
 

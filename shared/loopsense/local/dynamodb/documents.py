@@ -8,6 +8,7 @@ from typing import Any
 from loopsense.local.dynamodb.errors import validation
 from loopsense.local.dynamodb.expressions import Context, Tree, child, evaluate, lookup
 from loopsense.local.dynamodb.values import (
+    SETS,
     AttributeValue,
     Item,
     add,
@@ -18,7 +19,6 @@ from loopsense.local.dynamodb.values import (
 )
 
 Path = tuple[str | int, ...]
-_SETS = ("SS", "NS", "BS")
 
 
 def apply_update(tree: Tree, old: Item | None, new: Item, context: Context,
@@ -127,7 +127,7 @@ def _wrong_type(action: str) -> Exception:
 def _add(current: AttributeValue | None, value: AttributeValue | None) -> AttributeValue:
     assert value is not None
     kind = type_of(value)
-    if kind not in ("N", *_SETS):
+    if kind not in ("N", *SETS):
         raise _wrong_type("ADD")
     if current is None:
         return value
@@ -141,7 +141,7 @@ def _add(current: AttributeValue | None, value: AttributeValue | None) -> Attrib
 def _delete(item: Item, path: Path, value: AttributeValue | None) -> None:
     assert value is not None
     kind = type_of(value)
-    if kind not in _SETS:
+    if kind not in SETS:
         raise _wrong_type("DELETE")
     current = lookup(item, path)
     if current is None:

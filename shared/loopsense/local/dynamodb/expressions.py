@@ -23,6 +23,7 @@ from typing import Any
 
 from loopsense.local.dynamodb.errors import validation
 from loopsense.local.dynamodb.values import (
+    SETS,
     AttributeValue,
     Item,
     add,
@@ -418,7 +419,7 @@ def _call(name: str, args: Tree, item: Item | None, context: Context) -> bool:
         return whole.startswith(part) if name == "begins_with" else part in whole
     if name == "begins_with":
         return False
-    if found in ("SS", "NS", "BS"):  # contains: a member of a set or a list
+    if found in SETS:  # contains: a member of a set or a list
         return any(equal({found[0]: member}, argument) for member in target[found])
     if found == "L":
         return any(equal(member, argument) for member in target["L"])

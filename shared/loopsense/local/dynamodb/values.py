@@ -17,7 +17,7 @@ Item = dict[str, AttributeValue]
 
 MAX_NESTING = 32  # DynamoDB's limit on nested lists and maps
 _SCALARS = ("S", "N", "B")
-_SETS = ("SS", "NS", "BS")
+SETS = ("SS", "NS", "BS")
 # DynamoDB's numbers: up to 38 significant digits, magnitudes 1E-130 to below 1E+126; exact,
 # whatever decimal context the calling thread has set.
 _NUMBERS = decimal.Context(prec=38, Emin=-130, Emax=125, traps=[
@@ -85,7 +85,7 @@ def equal(a: AttributeValue, b: AttributeValue) -> bool:
         return False
     if found in _SCALARS:
         return bool(sort_value(a) == sort_value(b))
-    if found in _SETS:
+    if found in SETS:
         return _members(a) == _members(b)
     if found == "L":
         return len(a["L"]) == len(b["L"]) and all(map(equal, a["L"], b["L"]))
@@ -122,7 +122,7 @@ def size(value: AttributeValue) -> int:
         return len(value["S"].encode())
     if found == "B":
         return len(blob(value))
-    if found in (*_SETS, "L", "M"):
+    if found in (*SETS, "L", "M"):
         return len(value[found])
     raise validation("Invalid expression: Incorrect operand type for operator or function; "
                      "operator or function: size")
@@ -149,7 +149,7 @@ def checked_size(value: Any, depth: int = 0) -> int:
         return len(str(_parse_number(raw)).lstrip("-").replace(".", "")) // 2 + 2
     if found == "B":
         return len(_decode(raw))
-    if found in _SETS and isinstance(raw, list):
+    if found in SETS and isinstance(raw, list):
         sizes = [checked_size({found[0]: member}, depth + 1) for member in raw]
         if not raw or len(_members(value)) != len(raw):
             raise validation("One or more parameter values were invalid: a set may not be "
@@ -163,5 +163,5 @@ def checked_size(value: Any, depth: int = 0) -> int:
     if (found == "BOOL" and isinstance(raw, bool)) or (found == "NULL" and raw is True):
         return 1
     raise validation(f"One or more parameter values were invalid: not a valid {found} value"
-                     if found in (*_SCALARS, *_SETS, "L", "M", "BOOL", "NULL") else
+                     if found in (*_SCALARS, *SETS, "L", "M", "BOOL", "NULL") else
                      "One or more parameter values were invalid: an unknown attribute type")
