@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from loopsense.platform.idempotency import Idempotency
-from loopsense.platform.invoke import InProcessInvoker, Invoker, LambdaInvoker
-from loopsense.platform.pipeline import Platform
 from loopsense.platform.tenant_settings import TenantSettings
 from loopsense.settings import Settings, settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client
-from loopsense.store.metering import Metering
+
+if TYPE_CHECKING:
+    from loopsense.platform.invoke import Invoker
+    from loopsense.platform.pipeline import Platform
 
 
 def build_platform(config: Settings, invoker: Invoker | None = None) -> Platform:
+    # Imported here: the authorizer and settings functions share this module and need none of
+    # the pipeline (its imports cost their cold start about 30 ms).
+    from loopsense.platform.idempotency import Idempotency
+    from loopsense.platform.invoke import InProcessInvoker, LambdaInvoker
+    from loopsense.platform.pipeline import Platform
+    from loopsense.store.metering import Metering
+
     client = make_client(config)
     db = Dynamo(client)
     if invoker is None:
