@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.server import Operator, Server, start_server
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_DIR = REPO_ROOT / "functions"
 EVENTS_DIR = REPO_ROOT / "events"
@@ -123,3 +125,17 @@ def captured(capsys, caplog, monkeypatch) -> Iterator[Callable[[], str]]:
 
     yield read
     logger.setLevel(previous)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    """One `loopsense serve --test-skills` per test module (team plan dev tenant); started only
+    for the modules that ask for it (tests/e2e, tests/sdk)."""
+    running = start_server("--test-skills")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def operator(server: Server) -> Operator:
+    return Operator(server.store_endpoint)

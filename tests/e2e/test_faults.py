@@ -26,42 +26,11 @@ from typing import Any
 import pytest
 from moto.server import ThreadedMotoServer
 
-from loopsense import operator as ops
 from loopsense.platform.pipeline import next_month_in_seconds
-from loopsense.settings import Settings
-from loopsense.store.accounts import Accounts
-from loopsense.store.dynamo import Dynamo, make_client
-from loopsense.store.metering import Metering
 from tests.concurrency import all_at_once
-from tests.e2e.server import Response, Server, start_server
+from tests.e2e.server import Operator, Response, Server, start_server
 
 LOOP = {"events": [{"action": "search"}, {"action": "click"}] * 3}
-
-
-class Operator:
-    """The operator commands (loopsense.operator) run in this process against a store endpoint.
-
-    The same functions `loopsense tenants|keys|plans|usage --dynamodb-endpoint URL` runs, without
-    a subprocess's ~2 s start-up for each; the headline check also goes through the real CLI.
-    """
-
-    def __init__(self, endpoint: str) -> None:
-        config = Settings(dynamodb_endpoint=endpoint, store_timeout_s=10)
-        db = Dynamo(make_client(config))
-        self.accounts, self.metering = Accounts(db, config), Metering(db, config)
-
-    def new_tenant(self, plan: str) -> tuple[str, str]:
-        """A fresh tenant on ``plan`` and an API key for it: (tenant id, key)."""
-        tenant = ops.create_tenant(self.accounts, plan, None)["tenantId"]
-        return tenant, ops.issue_key(self.accounts, tenant, ["*"])["apiKey"]
-
-    def set_plan(self, name: str, credits: int, rps: int) -> None:
-        ops.set_plan(self.accounts, name, {"credits_per_month": credits,
-                                           "requests_per_second": rps, "skills": ["*"],
-                                           "max_time_budget_ms": 600_000})
-
-    def usage(self, tenant: str) -> dict[str, Any]:
-        return ops.usage(self.accounts, self.metering, tenant, None)
 
 
 # helpers ----------------------------------------------------------------------------------------
@@ -76,9 +45,7 @@ def assert_retryable(answer: Response, status: int, code: str) -> None:
     assert int(answer.headers["Retry-After"]) >= 1
 
 
-@pytest.fixture(scope="module")
-def operator(server: Server) -> Operator:
-    return Operator(server.store_endpoint)
+
 
 
 # 1. the last credits, raced ---------------------------------------------------------------------

@@ -23,10 +23,6 @@ SIGNATURES = ["loops/step_count_10+", "loops/identical_call_50a8ebc1",
               "loops/similar_call_602001a9", "loops/time_budget_60s+"]
 
 
-def lower_headers(headers: dict[str, str]) -> dict[str, str]:
-    return {k.lower(): v for k, v in headers.items()}
-
-
 def test_execute_over_http_fires_the_four_and_charges_one_credit(server: Server):
     answer = server.execute(SKILL, SAMPLE)
     assert answer.status == 200, answer.body
@@ -49,7 +45,7 @@ def test_10001_events_is_429_not_retryable_without_retry_after(server: Server):
     assert answer.status == 429
     error = answer.json()["error"]
     assert (error["code"], error["retryable"]) == ("LOOPS_EVENT_LIMIT_EXCEEDED", False)
-    assert "retry-after" not in lower_headers(answer.headers)
+    assert "retry-after" not in answer.lower_headers()
 
 
 @pytest.mark.parametrize(("events", "path"), [
@@ -113,7 +109,7 @@ def test_no_submitted_content_in_the_answer_or_the_server_output(server: Server)
 def test_each_playbook_is_served_as_json(server: Server, name):
     answer = server.request(b"", path=f"/v1/playbooks/{name}", method="GET")
     assert answer.status == 200, answer.body
-    assert lower_headers(answer.headers)["content-type"] == "application/json"
+    assert answer.lower_headers()["content-type"] == "application/json"
     body = answer.json()
     assert (body["name"], body["markdown"]) == (name, markdown(name))
     assert body["title"].startswith(f"Playbook: `loops/{name}_")

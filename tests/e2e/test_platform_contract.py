@@ -54,10 +54,6 @@ def operate(server: Server, *commands: list[str]) -> list[Any]:
     return [json.loads(a["stdout"]) for a in answers]
 
 
-def headers_of(response: Response) -> dict[str, str]:
-    return {k.lower(): v for k, v in response.headers.items()}
-
-
 def expect_error(response: Response, code: str, status: int) -> dict[str, Any]:
     """The one error shape, the spec's `retryable`, and Retry-After on exactly retryable codes."""
     assert response.status == status, response.body
@@ -74,7 +70,7 @@ def expect_error(response: Response, code: str, status: int) -> dict[str, Any]:
         assert list(detail) == ["path", "issue"] and all(isinstance(v, str) for v in
                                                          detail.values()), detail
     assert isinstance(body["requestId"], str) and body["requestId"]
-    headers = headers_of(response)
+    headers = response.lower_headers()
     assert headers["content-type"] == "application/json"
     assert headers.get("x-request-id") == body["requestId"]
     if RETRYABLE[code]:
@@ -90,7 +86,7 @@ def expect_ok(response: Response) -> dict[str, Any]:
     body = response.json()
     assert list(body) == ["executionId", "skillKey", "skillVersion", "output", "billing"]
     assert body["billing"] == {"credits": 1}
-    assert "retry-after" not in headers_of(response)
+    assert "retry-after" not in response.lower_headers()
     return body
 
 
@@ -269,7 +265,7 @@ def test_quota_exceeded_with_retry_after_to_the_next_utc_month(server, world):
         answer = server.execute("agent.loop_detect", LOOP, key=key)
         expected = seconds_to_next_utc_month()
         expect_error(answer, "QUOTA_EXCEEDED", 429)
-        assert abs(int(headers_of(answer)["retry-after"]) - expected) <= 5
+        assert abs(int(answer.lower_headers()["retry-after"]) - expected) <= 5
 
 
 def test_execution_timeout_is_retryable_and_free(server, world):

@@ -22,10 +22,6 @@ SPEC_OUTPUT = {
 INPUT = load_event("semantic_loop")["input"]
 
 
-def lower_headers(headers: dict[str, str]) -> dict[str, str]:
-    return {k.lower(): v for k, v in headers.items()}
-
-
 def test_execute_over_http_gives_the_spec_answer_and_charges_one_credit(server: Server):
     answer = server.execute(SKILL, INPUT)
     assert answer.status == 200, answer.body
@@ -52,7 +48,7 @@ def test_5001_events_is_429_not_retryable_without_retry_after(server: Server):
     assert (error["code"], error["retryable"]) == ("SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED", False)
     assert error["details"] == [{"path": "input.events",
                                  "issue": "must have at most 5000 events"}]
-    assert "retry-after" not in lower_headers(answer.headers)
+    assert "retry-after" not in answer.lower_headers()
 
 
 def test_nan_in_the_body_is_a_validation_error(server: Server):

@@ -5,7 +5,7 @@ Each test makes its own tenants (in-process operator calls on the server's store
 test_faults.py does); the plan change and the `loopsense thresholds` commands go through the
 real CLI. Proven here: every bound at its edges (inside passes, one step outside is refused and
 nothing changes), all-or-nothing PUTs, a tenant's setting changing the detectors' answer on the
-same input, isolation between tenants, the plan caps and the clamp after a downgrade, and
+same input, isolation between operator, the plan caps and the clamp after a downgrade, and
 concurrent PUTs never leaving a mix of two requests' values.
 """
 
@@ -21,10 +21,6 @@ from typing import Any
 
 import pytest
 
-from loopsense import operator as ops
-from loopsense.settings import Settings
-from loopsense.store.accounts import Accounts
-from loopsense.store.dynamo import Dynamo, make_client
 from tests.concurrency import all_at_once
 from tests.e2e.server import Response, Server
 
@@ -48,21 +44,10 @@ CAPS = {"hobby": 600_000, "team": 3_600_000, "enterprise": 86_400_000}
 THREE_REVISITS = {"events": [{"type": "checkpoint", "metadata": {"page": 2, "query": "q"}}] * 3}
 
 
-class Tenants:
-    """Fresh tenants and keys on the server's store (loopsense.operator, in this process)."""
-
-    def __init__(self, endpoint: str) -> None:
-        config = Settings(dynamodb_endpoint=endpoint, store_timeout_s=10)
-        self.accounts = Accounts(Dynamo(make_client(config)), config)
-
-    def new(self, plan: str) -> tuple[str, str]:
-        tenant = ops.create_tenant(self.accounts, plan, None)["tenantId"]
-        return tenant, ops.issue_key(self.accounts, tenant, ["*"])["apiKey"]
 
 
-@pytest.fixture(scope="module")
-def tenants(server: Server) -> Tenants:
-    return Tenants(server.store_endpoint)
+
+
 
 
 def get(server: Server, key: str, path: str = THRESHOLDS) -> dict[str, Any]:
@@ -88,8 +73,8 @@ def refused(answer: Response, code: str = "VALIDATION_ERROR") -> dict[str, Any]:
     error: dict[str, Any] = body["error"]
     assert list(error) == ["code", "message", "retryable", "next", "details"]
     assert (error["code"], error["retryable"]) == (code, False), error
-    assert "retry-after" not in {k.lower() for k in answer.headers}
-    assert {k.lower(): v for k, v in answer.headers.items()}["x-request-id"] == body["requestId"]
+    assert "retry-after" not in answer.lower_headers()
+    assert answer.lower_headers()["x-request-id"] == body["requestId"]
     return error
 
 
@@ -103,8 +88,8 @@ def run(server: Server, key: str, skill: str, input_: Any) -> dict[str, Any]:
 # ---- GET: every name, its value, default and bounds -------------------------------------------
 
 
-def test_get_lists_every_threshold_with_value_default_and_bounds(server: Server, tenants):
-    _, key = tenants.new("team")
+def test_get_lists_every_threshold_with_value_default_and_bounds(server: Server, operator):
+    _, key = operator.new_tenant("team")
     doc = get(server, key)
     assert doc["plan"] == "team"
     assert list(doc["thresholds"]) == list(DEFAULTS)
@@ -124,8 +109,8 @@ def test_get_lists_every_threshold_with_value_default_and_bounds(server: Server,
 
 @pytest.mark.parametrize("name", list(BOUNDS))
 def test_each_bound_inside_passes_one_step_outside_is_refused_and_changes_nothing(
-        server: Server, tenants, name: str):
-    _, key = tenants.new("enterprise")
+        server: Server, operator, name: str):
+    _, key = operator.new_tenant("enterprise")
     low, high, step = BOUNDS[name]
     for inside in (low, high):
         answer = put(server, key, {name: inside})
@@ -152,9 +137,9 @@ def test_each_bound_inside_passes_one_step_outside_is_refused_and_changes_nothin
     ("similar_call_distance_threshold", "0.3"), ("similar_call_distance_threshold", False),
     ("time_budget_ms", 60_000.5), ("time_budget_ms", "60000"),
 ])
-def test_a_value_of_the_wrong_type_is_refused_and_changes_nothing(server: Server, tenants,
+def test_a_value_of_the_wrong_type_is_refused_and_changes_nothing(server: Server, operator,
                                                                    name: str, value: Any):
-    _, key = tenants.new("team")
+    _, key = operator.new_tenant("team")
     assert put(server, key, {name: BOUNDS[name][0]}).status == 200
     before = get(server, key)
     [detail] = refused(put(server, key, {name: value}))["details"]
@@ -162,8 +147,8 @@ def test_a_value_of_the_wrong_type_is_refused_and_changes_nothing(server: Server
     assert get(server, key) == before
 
 
-def test_an_unknown_name_is_refused_without_echoing_it(server: Server, tenants):
-    _, key = tenants.new("team")
+def test_an_unknown_name_is_refused_without_echoing_it(server: Server, operator):
+    _, key = operator.new_tenant("team")
     before = get(server, key)
     answer = put(server, key, {MARK: 4})
     error = refused(answer)
@@ -182,8 +167,8 @@ def test_an_unknown_name_is_refused_without_echoing_it(server: Server, tenants):
     {"similar_call_distance_threshold": "0.3"},  # wrong type
     {"unknown_threshold": 3},  # unknown name
 ])
-def test_a_put_of_two_fields_where_one_is_bad_changes_neither(server: Server, tenants, bad):
-    _, key = tenants.new("team")
+def test_a_put_of_two_fields_where_one_is_bad_changes_neither(server: Server, operator, bad):
+    _, key = operator.new_tenant("team")
     assert put(server, key, {"revisit_threshold": 5, "step_count_threshold": 20}).status == 200
     before = get(server, key)
     refused(put(server, key, {"revisit_threshold": 7, **bad}))
@@ -191,8 +176,8 @@ def test_a_put_of_two_fields_where_one_is_bad_changes_neither(server: Server, te
     assert applied(before)["revisit_threshold"] == 5
 
 
-def test_a_time_budget_above_the_cap_beside_a_good_field_changes_neither(server: Server, tenants):
-    _, key = tenants.new("team")
+def test_a_time_budget_above_the_cap_beside_a_good_field_changes_neither(server: Server, operator):
+    _, key = operator.new_tenant("team")
     before = get(server, key)
     error = refused(put(server, key, {"revisit_threshold": 7, "time_budget_ms": 3_600_001}),
                     "TIME_BUDGET_ABOVE_PLAN_CAP")
@@ -200,16 +185,16 @@ def test_a_time_budget_above_the_cap_beside_a_good_field_changes_neither(server:
     assert get(server, key) == before
 
 
-def test_several_bad_fields_are_all_named(server: Server, tenants):
-    _, key = tenants.new("team")
+def test_several_bad_fields_are_all_named(server: Server, operator):
+    _, key = operator.new_tenant("team")
     error = refused(put(server, key, {"revisit_threshold": 1, "identical_call_min_repeats": 101,
                                       "time_budget_ms": 3_600_001}))
     assert [d["path"] for d in error["details"]] == [
         "revisit_threshold", "identical_call_min_repeats", "time_budget_ms"]
 
 
-def test_null_goes_back_to_the_default(server: Server, tenants):
-    _, key = tenants.new("team")
+def test_null_goes_back_to_the_default(server: Server, operator):
+    _, key = operator.new_tenant("team")
     assert put(server, key, {"revisit_threshold": 9, "step_count_threshold": 20}).status == 200
     answer = put(server, key, {"revisit_threshold": None})
     assert answer.status == 200
@@ -225,8 +210,8 @@ def test_null_goes_back_to_the_default(server: Server, tenants):
     (TIME_BUDGET, b"{}"), (TIME_BUDGET, b'{"time_budget_ms": 60000, "revisit_threshold": 4}'),
     (TIME_BUDGET, b'"60000"'),
 ])
-def test_bad_bodies_are_validation_errors_in_the_envelope(server: Server, tenants, path, body):
-    _, key = tenants.new("team")
+def test_bad_bodies_are_validation_errors_in_the_envelope(server: Server, operator, path, body):
+    _, key = operator.new_tenant("team")
     before = get(server, key)
     refused(put(server, key, body, path))
     assert get(server, key) == before
@@ -245,9 +230,9 @@ def test_other_failures_answer_in_the_envelope(server: Server):
 # ---- the detectors apply the tenant's values -----------------------------------------------------
 
 
-def test_revisit_threshold_4_makes_a_three_revisit_trace_stop_firing(server: Server, tenants):
-    _, key = tenants.new("team")
-    _, other = tenants.new("team")
+def test_revisit_threshold_4_makes_a_three_revisit_trace_stop_firing(server: Server, operator):
+    _, key = operator.new_tenant("team")
+    _, other = operator.new_tenant("team")
     first = run(server, key, "agent.semantic_loop", THREE_REVISITS)
     assert (first["fired"], first["revisitThreshold"]) == (True, 3)
 
@@ -265,8 +250,8 @@ def test_revisit_threshold_4_makes_a_three_revisit_trace_stop_firing(server: Ser
     assert run(server, key, "agent.semantic_loop", THREE_REVISITS) == first
 
 
-def test_agent_loops_applies_the_tenants_values_and_shows_them(server: Server, tenants):
-    _, key = tenants.new("team")
+def test_agent_loops_applies_the_tenants_values_and_shows_them(server: Server, operator):
+    _, key = operator.new_tenant("team")
     calls = [{"type": "llm_call", "model": "m", "user_message": "what is the weather in Oslo"}] * 4
     trace = {"events": [*calls, {"type": "tool_call"}], "durationMs": 90_000}
     default = run(server, key, "agent.loops", trace)
@@ -285,9 +270,9 @@ def test_agent_loops_applies_the_tenants_values_and_shows_them(server: Server, t
     assert per_call["thresholds"] == {**tuned_values, "time_budget_ms": 1000}
 
 
-def test_one_tenants_settings_never_affect_another(server: Server, tenants):
-    _, mine = tenants.new("team")
-    _, theirs = tenants.new("team")
+def test_one_tenants_settings_never_affect_another(server: Server, operator):
+    _, mine = operator.new_tenant("team")
+    _, theirs = operator.new_tenant("team")
     everything = {"revisit_threshold": 7, "step_count_threshold": 3,
                   "identical_call_min_repeats": 9, "similar_call_distance_threshold": 0.1,
                   "similar_call_min_cluster_size": 8, "time_budget_ms": 2_000}
@@ -305,9 +290,9 @@ def test_one_tenants_settings_never_affect_another(server: Server, tenants):
 # ---- the plan's cap on time_budget_ms ------------------------------------------------------------
 
 
-def test_hobby_cannot_set_more_than_ten_minutes_team_can_set_an_hour(server: Server, tenants):
-    _, hobby = tenants.new("hobby")
-    _, team = tenants.new("team")
+def test_hobby_cannot_set_more_than_ten_minutes_team_can_set_an_hour(server: Server, operator):
+    _, hobby = operator.new_tenant("hobby")
+    _, team = operator.new_tenant("team")
     error = refused(put(server, hobby, {"time_budget_ms": 600_001}, TIME_BUDGET),
                     "TIME_BUDGET_ABOVE_PLAN_CAP")
     assert "600000" in error["message"] and "hobby" in error["message"]
@@ -330,16 +315,16 @@ def test_hobby_cannot_set_more_than_ten_minutes_team_can_set_an_hour(server: Ser
 
 
 @pytest.mark.parametrize("value", [999, 0, -1])
-def test_a_time_budget_below_one_second_is_a_validation_error(server: Server, tenants, value):
-    _, key = tenants.new("team")
+def test_a_time_budget_below_one_second_is_a_validation_error(server: Server, operator, value):
+    _, key = operator.new_tenant("team")
     [detail] = refused(put(server, key, {"time_budget_ms": value}, TIME_BUDGET))["details"]
     assert detail["path"] == "time_budget_ms" and "1000" in detail["issue"]
     ok = put(server, key, {"time_budget_ms": 1000}, TIME_BUDGET)
     assert ok.status == 200 and ok.json()["time_budget_ms"] == 1000
 
 
-def test_a_downgrade_clamps_the_budget_and_an_upgrade_restores_it(server: Server, tenants):
-    tenant, key = tenants.new("team")
+def test_a_downgrade_clamps_the_budget_and_an_upgrade_restores_it(server: Server, operator):
+    tenant, key = operator.new_tenant("team")
     assert put(server, key, {"time_budget_ms": 3_600_000}, TIME_BUDGET).status == 200
     long_run = {"events": [{"type": "tool_call"}], "durationMs": 700_000}
     assert run(server, key, "agent.loops", long_run)["findings"] == []
@@ -367,8 +352,8 @@ def test_a_downgrade_clamps_the_budget_and_an_upgrade_restores_it(server: Server
 # ---- concurrency ------------------------------------------------------------------------------
 
 
-def test_concurrent_puts_never_leave_a_mix_of_two_requests_values(server: Server, tenants):
-    _, key = tenants.new("team")
+def test_concurrent_puts_never_leave_a_mix_of_two_requests_values(server: Server, operator):
+    _, key = operator.new_tenant("team")
     writers = 24
     values = list(range(10, 10 + writers))
     seen: list[dict[str, Any]] = []
@@ -400,8 +385,8 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
                           text=True, timeout=60, check=False, env={**os.environ, **(env or {})})
 
 
-def test_cli_for_a_tenant_over_http_and_an_operator_on_the_store(server: Server, tenants):
-    tenant, key = tenants.new("hobby")
+def test_cli_for_a_tenant_over_http_and_an_operator_on_the_store(server: Server, operator):
+    tenant, key = operator.new_tenant("hobby")
     done = cli("set", "revisit_threshold=6", "similar_call_distance_threshold=0.25",
                "--api-url", server.url, "--api-key", key)
     assert done.returncode == 0, done.stderr

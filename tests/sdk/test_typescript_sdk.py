@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,7 @@ import pytest
 
 from loopsense import operator as ops
 from loopsense.core.canonical import CanonicalError, canonical_json
-from loopsense.settings import Settings
-from loopsense.store.accounts import Accounts
-from loopsense.store.dynamo import Dynamo, make_client
-from loopsense.store.metering import Metering
-from tests.e2e.server import DEV_KEY, Server, start_server
+from tests.e2e.server import DEV_KEY, Operator, Server
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "sdk" / "typescript"
@@ -53,22 +48,6 @@ def install_and_build() -> None:
     if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
         run(NPM, "ci", "--no-audit", "--no-fund")
     run(NPM, "run", "build")
-
-
-class Operator:
-    """The operator commands in-process against the server's store (no CLI start-up each)."""
-
-    def __init__(self, endpoint: str) -> None:
-        config = Settings(dynamodb_endpoint=endpoint, store_timeout_s=10)
-        db = Dynamo(make_client(config))
-        self.accounts, self.metering = Accounts(db, config), Metering(db, config)
-
-    def tenant(self, plan: str, skills: tuple[str, ...] = ("*",)) -> tuple[str, str]:
-        tenant = ops.create_tenant(self.accounts, plan, None)["tenantId"]
-        return tenant, ops.issue_key(self.accounts, tenant, list(skills))["apiKey"]
-
-    def usage(self, tenant: str) -> dict[str, Any]:
-        return ops.usage(self.accounts, self.metering, tenant, None)
 
 
 def server_cases() -> list[dict[str, str]]:
@@ -101,25 +80,16 @@ def server_cases() -> list[dict[str, str]]:
     return cases
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    running = start_server("--test-skills")
-    yield running
-    running.stop()
-
-
-def test_typescript_sdk(server: Server, tmp_path: Path) -> None:
+def test_typescript_sdk(server: Server, operator: Operator, tmp_path: Path) -> None:
     install_and_build()
 
-    operator = Operator(server.store_endpoint)
     scoped = ops.issue_key(operator.accounts, "dev", ["agent.loops"])["apiKey"]
-    _, hobby = operator.tenant("hobby")
+    _, hobby = operator.new_tenant("hobby")
     tiny_plan = "ts-sdk-tiny-" + uuid.uuid4().hex[:6]
-    ops.set_plan(operator.accounts, tiny_plan, {"credits_per_month": 1, "requests_per_second": 100,
-                                                "skills": ["*"], "max_time_budget_ms": 600_000})
-    _, spent = operator.tenant(tiny_plan)
+    operator.set_plan(tiny_plan, credits=1, rps=100)
+    _, spent = operator.new_tenant(tiny_plan)
     assert server.execute("agent.loop_detect", LOOP, key=spent).status == 200  # the one credit
-    retry_tenant, retry_key = operator.tenant("team")
+    retry_tenant, retry_key = operator.new_tenant("team")
 
     extra = tmp_path / "server_cases.json"
     extra.write_text(json.dumps({"vectors": server_cases()}), encoding="utf-8")
