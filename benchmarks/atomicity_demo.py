@@ -20,7 +20,7 @@ Variants, in this order:
 1. plain moto over HTTP: a ``moto.server.ThreadedMotoServer`` on a free port, no lock
    (what `loopsense serve --dynamodb-endpoint` against a bare moto server would get);
 2. plain moto in-process: ``mock_aws`` without loopsense's lock;
-3. embedded over HTTP: ``loopsense.local.embedded.EmbeddedDynamoDB``'s endpoint (loopsense's own
+3. embedded over HTTP: ``loopsense_local.embedded.EmbeddedDynamoDB``'s endpoint (loopsense's own
    engine, one lock for every operation);
 4. embedded in-process: the same engine through its in-process client (the server's own path).
 
@@ -73,7 +73,7 @@ class Outcome:
 
 
 def _env() -> None:
-    from loopsense.local.embedded import FAKE_AWS_ENV
+    from loopsense_local.embedded import FAKE_AWS_ENV
 
     os.environ.update(FAKE_AWS_ENV)
     for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     from moto import mock_aws
     from moto.server import ThreadedMotoServer
 
-    from loopsense.local.embedded import EmbeddedDynamoDB
+    from loopsense_local.embedded import EmbeddedDynamoDB
 
     print(f"python {platform.python_version()} on {platform.platform()}, "
           f"{os.cpu_count()} CPUs, switch interval {sys.getswitchinterval()} s")

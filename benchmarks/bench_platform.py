@@ -152,7 +152,7 @@ def store_costs(client: Any, rounds: int, history: int) -> dict[str, float]:
     from loopsense.settings import Settings
     from loopsense.store.dynamo import Dynamo
     from loopsense.store.metering import Metering, UsageRecord
-    from loopsense.store.tables import create_tables
+    from loopsense_local.tables import create_tables
 
     config = Settings()
     create_tables(client, config)
@@ -192,7 +192,7 @@ def compare_stores(rounds: int, history: int) -> None:
     import boto3
     from moto import mock_aws
 
-    from loopsense.local.embedded import EmbeddedDynamoDB
+    from loopsense_local.embedded import EmbeddedDynamoDB
 
     embedded = EmbeddedDynamoDB(port=0).start()
     try:

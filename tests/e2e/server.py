@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loopsense import operator as ops
 from loopsense.settings import Settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client
 from loopsense.store.metering import Metering
+from loopsense_local import operator as ops
 
 BIN = Path(sys.executable).parent
 DEV_KEY = "ls_local_development_key_0001"
@@ -113,7 +113,7 @@ def start_server(*args: str, env: dict[str, str] | None = None, timeout: float =
 
 
 class Operator:
-    """The operator commands (loopsense.operator) run in this process against a server's store.
+    """The operator commands (loopsense_local.operator), in this process, on a server's store.
 
     The same functions `loopsense tenants|keys|plans|usage --dynamodb-endpoint URL` runs, without
     a subprocess's ~2 s start-up for each (``Server.operator`` runs the real CLI).

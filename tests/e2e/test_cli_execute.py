@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loopsense.cli import main
+from loopsense_local.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "SECRET-MARKER-c41d"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from loopsense.cli import main
 from loopsense.playbooks import NAMES, markdown
+from loopsense_local.cli import main
 from tests.e2e.server import Server
 
 ROOT = Path(__file__).resolve().parents[2]

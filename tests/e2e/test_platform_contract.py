@@ -28,10 +28,10 @@ RETRYABLE = {
 }
 
 # Operator commands are `loopsense` CLI invocations; each costs a Python start (~2 s), so a
-# batch runs in one interpreter through the same entry point (loopsense.cli:main).
+# batch runs in one interpreter through the same entry point (loopsense_local.cli:main).
 _BATCH = """
 import contextlib, io, json, sys
-from loopsense.cli import main
+from loopsense_local.cli import main
 answers = []
 for argv in json.loads(sys.stdin.read()):
     out = io.StringIO()

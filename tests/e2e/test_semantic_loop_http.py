@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from loopsense.cli import main
+from loopsense_local.cli import main
 from tests.conftest import load_event
 from tests.e2e.server import Server
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from cfnlint.decode import cfn_yaml
 
-from loopsense.local.gateway import template_routes
-from loopsense.store.tables import load_template
+from loopsense_local.gateway import template_routes
+from loopsense_local.tables import load_template
 from tests.infra.test_template import TEMPLATE
 
 ROUTES = {"GET /v1/detector-thresholds", "PUT /v1/detector-thresholds",

@@ -277,7 +277,7 @@ def test_router_can_invoke_every_skill_by_name_and_nothing_else(template):
 
 def test_every_table_is_known_to_settings_and_passed_only_where_used(template):
     from loopsense.settings import Settings
-    from loopsense.store.tables import TABLES
+    from loopsense_local.tables import TABLES
 
     tables = _resources(template, "AWS::DynamoDB::Table")
     assert set(tables) == set(TABLES)

@@ -2,7 +2,7 @@
 
 DynamoDB makes each conditional write and each transaction atomic; plain moto does not (two
 concurrent requests can both pass one condition: benchmarks/atomicity_demo.py counts it), which
-is one reason `loopsense serve` has its own embedded engine (loopsense.local.dynamodb), where one
+is one reason `loopsense serve` has its own embedded engine (loopsense_local.dynamodb), where one
 lock serves every operation. These tests prove it deterministically: many threads charging at
 once through the real ``Metering.charge`` never exceed the quota, never lose an update, and one
 logical call (one Idempotency-Key) is charged once, whether the calls go in-process (the
@@ -21,11 +21,11 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from loopsense.local.embedded import EmbeddedDynamoDB
 from loopsense.settings import Settings
 from loopsense.store.dynamo import Dynamo
 from loopsense.store.metering import Metering, Once, UsageRecord
-from loopsense.store.tables import create_tables
+from loopsense_local.embedded import EmbeddedDynamoDB
+from loopsense_local.tables import create_tables
 from tests.concurrency import all_at_once
 
 PERIOD = "2026-11"

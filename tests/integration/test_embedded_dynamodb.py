@@ -20,10 +20,10 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ParamValidationError
 
-from loopsense.local.dynamodb.client import InProcessClient
-from loopsense.local.embedded import EmbeddedDynamoDB
 from loopsense.settings import Settings
 from loopsense.store.dynamo import make_client
+from loopsense_local.dynamodb.client import InProcessClient
+from loopsense_local.embedded import EmbeddedDynamoDB
 
 TABLE = "things"
 NUMBERED = "numbered"  # a number as its key

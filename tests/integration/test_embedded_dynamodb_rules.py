@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from loopsense.local.embedded import EmbeddedDynamoDB
+from loopsense_local.embedded import EmbeddedDynamoDB
 
 ITEMS = "items"  # hash p (S), range r (B), GSI "byG" on g (S) / h (S) projecting KEYS_ONLY
 NUMBERS = "numbers"  # hash n (N)

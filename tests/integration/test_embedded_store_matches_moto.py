@@ -1,7 +1,7 @@
 """The embedded DynamoDB engine answers every call the project makes exactly as moto does.
 
 `loopsense serve` no longer runs moto (4-8 ms a call) but its own in-memory engine
-(loopsense.local.dynamodb behind EmbeddedDynamoDB). moto stays the reference: it has long been
+(loopsense_local.dynamodb behind EmbeddedDynamoDB). moto stays the reference: it has long been
 the project's local DynamoDB and follows DynamoDB closely for the operations used here. So each
 test runs the same calls against moto and against the engine, both over its HTTP endpoint (the
 operator's path) and through ``store.client()`` (the server's in-process path), and requires
@@ -39,8 +39,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from loopsense.local.embedded import EmbeddedDynamoDB
 from loopsense.store.accounts import thresholds_update
+from loopsense_local.embedded import EmbeddedDynamoDB
 
 REGION = "us-east-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}
@@ -56,7 +56,7 @@ _deserializer = TypeDeserializer()
 def _table(hash_key: tuple[str, str], range_key: tuple[str, str] | None = None,
            index: tuple[str, tuple[str, str], tuple[str, str]] | None = None,
            ttl: str | None = None) -> dict[str, Any]:
-    """create_table's arguments (as loopsense.store.tables passes them) and the TTL attribute."""
+    """create_table's arguments (as loopsense_local.tables passes them) and the TTL attribute."""
     keys = [hash_key] + ([range_key] if range_key else [])
     schema = [{"AttributeName": name, "KeyType": kind}
               for (name, _), kind in zip(keys, ("HASH", "RANGE"), strict=False)]

@@ -11,7 +11,7 @@ from loopsense.platform import runtime
 from loopsense.settings import settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client
-from loopsense.store.tables import create_tables
+from loopsense_local.tables import create_tables
 
 DEV_KEY = "ls_local_development_key_0001"
 

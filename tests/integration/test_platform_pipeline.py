@@ -18,7 +18,7 @@ from loopsense.platform.runtime import build_platform
 from loopsense.settings import Settings
 from loopsense.store.dynamo import make_client
 from loopsense.store.metering import Once, UsageRecord
-from loopsense.store.tables import create_tables
+from loopsense_local.tables import create_tables
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 LOOP = {"events": [{"action": "a"}] * 3}
@@ -187,7 +187,7 @@ def test_lambda_invoker_maps_function_errors(monkeypatch, message, code):
 
 
 def test_a_store_that_is_down_is_not_mistaken_for_a_new_plan():
-    from loopsense import operator
+    from loopsense_local import operator
 
     dead = build_platform(Settings(dynamodb_endpoint="http://127.0.0.1:9", store_timeout_s=0.2),
                           invoker=FixedInvoker())
@@ -215,8 +215,8 @@ def test_a_malformed_tenant_item_is_an_internal_error_in_the_envelope(platform):
                                      "set_tenant_plan"])
 def test_operator_commands_on_a_tenant_that_does_not_exist_are_refused(platform, command):
     """One rule for every command naming a tenant: VALIDATION_ERROR on `tenant`, nothing done."""
-    from loopsense import operator
     from loopsense.platform.tenant_settings import TenantSettings
+    from loopsense_local import operator
 
     run = {
         "issue_key": lambda: operator.issue_key(platform.accounts, "ghost", ["*"]),
@@ -234,7 +234,7 @@ def test_operator_commands_on_a_tenant_that_does_not_exist_are_refused(platform,
 
 
 def test_creating_a_tenant_that_exists_is_refused_and_changes_nothing(platform):
-    from loopsense import operator
+    from loopsense_local import operator
 
     with pytest.raises(LoopsenseError) as caught:
         operator.create_tenant(platform.accounts, "team", "acme")

@@ -22,7 +22,7 @@ from loopsense.platform.tenant_settings import TenantSettings
 from loopsense.settings import Settings, settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import ConditionFailed, Dynamo, make_client
-from loopsense.store.tables import create_tables
+from loopsense_local.tables import create_tables
 
 NOW = "2026-11-29T12:00:00+00:00"
 DEV_KEY = "ls_local_development_key_0001"

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from loopsense import operator as ops
 from loopsense.core.canonical import CanonicalError, canonical_json
+from loopsense_local import operator as ops
 from tests.e2e.server import DEV_KEY, Operator, Server
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from loopsense.local.gateway import template_routes
-from loopsense.store.tables import load_template
+from loopsense_local.gateway import template_routes
+from loopsense_local.tables import load_template
 
 
 def fn(path: str, method: str = "GET") -> dict:

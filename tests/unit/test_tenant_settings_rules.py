@@ -18,7 +18,7 @@ from loopsense.platform.tenant_settings import (
 )
 from loopsense.skills.thresholds import THRESHOLDS
 from loopsense.store.accounts import Plan
-from loopsense.thresholds_cli import UsageError, parse_assignments, target
+from loopsense_local.thresholds_cli import UsageError, parse_assignments, target
 
 HOBBY, TEAM, ENTERPRISE = (default_plan(n) for n in ("hobby", "team", "enterprise"))
 

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from loopsense.local.dynamodb.documents import Path, apply_update, check_overlaps, project
-from loopsense.local.dynamodb.errors import (
+from loopsense_local.dynamodb.documents import Path, apply_update, check_overlaps, project
+from loopsense_local.dynamodb.errors import (
     DynamoDBError,
     condition_failed,
     no_table,
     validation,
 )
-from loopsense.local.dynamodb.expressions import (
+from loopsense_local.dynamodb.expressions import (
     Context,
     Item,
     Tree,
@@ -30,7 +30,7 @@ from loopsense.local.dynamodb.expressions import (
     parse_projection,
     parse_update,
 )
-from loopsense.local.dynamodb.table import Index, Key, KeySchema, Table, key_text
+from loopsense_local.dynamodb.table import Index, Key, KeySchema, Table, key_text
 
 Params = dict[str, Any]
 MAX_TRANSACTION_ITEMS = 100

@@ -35,12 +35,12 @@ def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
 
 
 def seed(options: ServeOptions) -> None:
-    from loopsense.operator import now_iso
     from loopsense.platform.auth import KEY_FORMAT
     from loopsense.platform.runtime import accounts
     from loopsense.settings import settings
     from loopsense.store.dynamo import make_client
-    from loopsense.store.tables import create_tables
+    from loopsense_local.operator import now_iso
+    from loopsense_local.tables import create_tables
 
     if not KEY_FORMAT.match(options.dev_api_key):
         raise SystemExit("--dev-api-key must look like ls_ followed by 20+ of [A-Za-z0-9_-]")
@@ -78,18 +78,18 @@ def serve(options: ServeOptions) -> int:
     embedded: Any = None
     store_endpoint = options.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT")
     if store_endpoint is None:
-        from loopsense.local.embedded import EmbeddedDynamoDB
+        from loopsense_local.embedded import EmbeddedDynamoDB
 
         embedded = EmbeddedDynamoDB(options.host, options.store_port).start()
         store_endpoint = embedded.endpoint
     _configure_environment(options, store_endpoint)
     if options.test_skills:
-        from loopsense.local import test_skills
+        from loopsense_local import test_skills
 
         test_skills.install()
     seed(options)
 
-    from loopsense.local.gateway import Gateway, make_http_server
+    from loopsense_local.gateway import Gateway, make_http_server
 
     server = make_http_server(Gateway(), options.host, options.port)
     url = f"http://{options.host}:{server.server_port}"

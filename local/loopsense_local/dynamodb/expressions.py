@@ -21,8 +21,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from loopsense.local.dynamodb.errors import validation
-from loopsense.local.dynamodb.values import (
+from loopsense_local.dynamodb.errors import validation
+from loopsense_local.dynamodb.values import (
     SETS,
     AttributeValue,
     Item,

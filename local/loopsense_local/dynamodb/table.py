@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopsense.local.dynamodb.errors import validation
-from loopsense.local.dynamodb.values import (
+from loopsense_local.dynamodb.errors import validation
+from loopsense_local.dynamodb.values import (
     AttributeValue,
     Item,
     checked_size,

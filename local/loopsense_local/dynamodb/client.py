@@ -16,8 +16,8 @@ from typing import Any
 from botocore.exceptions import ClientError, ParamValidationError
 from botocore.session import get_session
 
-from loopsense.local.dynamodb.engine import Engine, Params
-from loopsense.local.dynamodb.errors import DynamoDBError
+from loopsense_local.dynamodb.engine import Engine, Params
+from loopsense_local.dynamodb.errors import DynamoDBError
 
 
 def _snake(operation: str) -> str:

@@ -10,7 +10,7 @@ import decimal
 from decimal import Decimal
 from typing import Any
 
-from loopsense.local.dynamodb.errors import validation
+from loopsense_local.dynamodb.errors import validation
 
 AttributeValue = dict[str, Any]
 Item = dict[str, AttributeValue]

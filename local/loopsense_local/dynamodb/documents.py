@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopsense.local.dynamodb.errors import validation
-from loopsense.local.dynamodb.expressions import Context, Tree, child, evaluate, lookup
-from loopsense.local.dynamodb.values import (
+from loopsense_local.dynamodb.errors import validation
+from loopsense_local.dynamodb.expressions import Context, Tree, child, evaluate, lookup
+from loopsense_local.dynamodb.values import (
     SETS,
     AttributeValue,
     Item,

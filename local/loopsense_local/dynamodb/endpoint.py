@@ -9,8 +9,8 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from loopsense.local.dynamodb.engine import Engine
-from loopsense.local.dynamodb.errors import DynamoDBError
+from loopsense_local.dynamodb.engine import Engine
+from loopsense_local.dynamodb.errors import DynamoDBError
 
 _ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 
@@ -39,7 +39,7 @@ def _error(error: DynamoDBError) -> tuple[int, dict[str, Any]]:
 def make_server(engine: Engine, host: str, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # see loopsense.local.gateway
+        disable_nagle_algorithm = True  # see loopsense_local.gateway
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
             pass  # request lines are noise for the operator watching the server
@@ -63,6 +63,6 @@ def make_server(engine: Engine, host: str, port: int) -> ThreadingHTTPServer:
 
     class Server(ThreadingHTTPServer):
         daemon_threads = True
-        request_queue_size = 128  # see loopsense.local.gateway
+        request_queue_size = 128  # see loopsense_local.gateway
 
     return Server((host, port), Handler)

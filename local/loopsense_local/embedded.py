@@ -1,4 +1,4 @@
-"""The embedded DynamoDB of `loopsense serve`: loopsense.local.dynamodb's engine in this process,
+"""The embedded DynamoDB of `loopsense serve`: loopsense_local.dynamodb's engine in this process,
 also served over HTTP on localhost so `loopsense tenants/keys/plans/usage` in another shell see
 and change the same tables.
 
@@ -14,10 +14,10 @@ import os
 import threading
 from http.server import ThreadingHTTPServer
 
-from loopsense.local.dynamodb.client import InProcessClient
-from loopsense.local.dynamodb.endpoint import make_server
-from loopsense.local.dynamodb.engine import Engine
 from loopsense.store.dynamo import serve_in_process
+from loopsense_local.dynamodb.client import InProcessClient
+from loopsense_local.dynamodb.endpoint import make_server
+from loopsense_local.dynamodb.engine import Engine
 
 # Credentials and region for boto3 clients of the local endpoint; no AWS account is touched.
 FAKE_AWS_ENV = {

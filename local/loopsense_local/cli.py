@@ -58,7 +58,7 @@ def cmd_playbook(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve POST /v1/execute on localhost with the same handlers and an embedded DynamoDB."""
-    from loopsense.local.serve import DEV_API_KEY, ServeOptions, serve
+    from loopsense_local.serve import DEV_API_KEY, ServeOptions, serve
 
     return serve(ServeOptions(host=args.host, port=args.port, store_port=args.store_port,
                               dynamodb_endpoint=args.dynamodb_endpoint,
@@ -93,7 +93,7 @@ def _is_loopback(url: str) -> bool:
 
 
 def cmd_operator(args: argparse.Namespace) -> int:
-    from loopsense import operator as ops
+    from loopsense_local import operator as ops
 
     accounts, metering = _store(args)
     actions = {
@@ -119,7 +119,7 @@ def cmd_operator(args: argparse.Namespace) -> int:
 
 def cmd_thresholds(args: argparse.Namespace) -> int:
     """A tenant's detector thresholds: --tenant T against the store, or --api-url/--api-key."""
-    from loopsense import thresholds_cli as tc
+    from loopsense_local import thresholds_cli as tc
 
     try:
         where = tc.target(args.tenant, args.api_url, args.api_key)

@@ -23,7 +23,7 @@ from loopsense import jsonio
 from loopsense.errors import LoopsenseError
 from loopsense.platform.http import body_too_large, error_response
 from loopsense.platform.pipeline import MAX_BODY_BYTES
-from loopsense.store.tables import REPO_ROOT, load_template
+from loopsense_local.tables import REPO_ROOT, load_template
 
 
 @dataclass(frozen=True)

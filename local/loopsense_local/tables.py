@@ -23,7 +23,7 @@ TABLES: dict[str, str] = {
     "IdempotencyTable": "idempotency_table",
 }
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO_ROOT / "template.yaml"
 
 
