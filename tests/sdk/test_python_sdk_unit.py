@@ -54,13 +54,11 @@ from loopsense_sdk import (
 from loopsense_sdk.errors import error_from_response, parse_retry_after
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-VECTORS = REPO_ROOT.parent / "shared" / "spec" / "vectors" / "canonical.json"
+VECTORS = REPO_ROOT / "spec" / "vectors" / "canonical.json"  # the project's own copy
 
 
 # ---- canonical form -----------------------------------------------------------------------------
 def load_vectors() -> list[dict[str, str]]:
-    if not VECTORS.is_file():
-        raise FileNotFoundError(f"the shared canonical vectors are missing: {VECTORS}")
     vectors: list[dict[str, str]] = json.loads(VECTORS.read_text(encoding="utf-8"))["vectors"]
     assert len(vectors) >= 30, "the vector file lost vectors"
     return vectors

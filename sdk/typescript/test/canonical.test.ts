@@ -1,5 +1,5 @@
 /**
- * The canonical form against ../shared/spec/vectors/canonical.json (byte for byte), against cases
+ * The canonical form against the repository's spec/vectors/canonical.json (byte for byte), against cases
  * the server's own implementation wrote (LOOPSENSE_EXTRA_VECTORS, set by the pytest wrapper), and
  * the JS-value rules (canonicalize, semanticSignature).
  */
@@ -18,7 +18,7 @@ import {
 // build/test/canonical.test.js -> the package directory (sdk/typescript)
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const VECTORS = process.env.LOOPSENSE_VECTORS
-  ?? resolve(PACKAGE_DIR, "..", "..", "..", "shared", "spec", "vectors", "canonical.json");
+  ?? resolve(PACKAGE_DIR, "..", "..", "spec", "vectors", "canonical.json");
 
 interface Vector { name: string; input: string; canonical: string; sha256?: string }
 
