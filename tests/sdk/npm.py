@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ def run(*args: str, cwd: Path = PACKAGE, env: dict[str, str] | None = None,
     return done
 
 
+@functools.cache  # once per test run: the sources do not change under it
 def install_and_build() -> None:
     """`npm ci` unless node_modules already holds what package-lock.json says, then build."""
     assert NPM is not None
