@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 from loopsense_sdk import (
+    APIConnectionError,
     AuthenticationError,
     Client,
-    ConnectionError,
     EventLimitExceededError,
     ExecutionTimeoutError,
     IdempotencyKeyReusedError,
@@ -180,14 +180,14 @@ def test_403_a_key_scoped_to_another_skill_and_a_plan_without_the_skill(
     assert (caught.value.code, caught.value.status) == ("SKILL_NOT_ACCESSIBLE", 403)
     _, hobby = operator.new_tenant("hobby")  # test.sleep is team-only
     with pytest.raises(SkillNotAvailableForPlanError) as plan_refusal:
-        client(server, hobby).execute("test.sleep", {"ms": 0})
+        client(server, hobby).execute_any("test.sleep", {"ms": 0})
     assert isinstance(plan_refusal.value, PermissionDeniedError)
     assert plan_refusal.value.status == 403 and not plan_refusal.value.retryable
 
 
 def test_404_an_unknown_skill(server: Server) -> None:
     with pytest.raises(SkillNotFoundError) as caught:
-        client(server).execute("agent.no_such_skill", {"events": LOOP})
+        client(server).execute_any("agent.no_such_skill", {"events": LOOP})
     assert caught.value.status == 404
     with pytest.raises(SkillNotFoundError):
         client(server).execute("agent.loop_detect", {"events": LOOP}, version="9.9.9")
@@ -237,7 +237,7 @@ def test_429_quota_on_a_tiny_plan_fails_at_once(server: Server, operator: Operat
 
 def test_504_a_skill_past_its_budget(server: Server) -> None:
     with pytest.raises(ExecutionTimeoutError) as caught:
-        client(server, max_attempts=1).execute("test.sleep", {"ms": 1500})
+        client(server, max_attempts=1).execute_any("test.sleep", {"ms": 1500})
     error = caught.value
     assert (error.code, error.status, error.retryable) == ("EXECUTION_TIMEOUT", 504, True)
     assert error.retry_after is not None
@@ -311,7 +311,7 @@ def test_nothing_listening_is_a_retried_connection_error() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed again: nothing listens there
-    with pytest.raises(ConnectionError) as caught:
+    with pytest.raises(APIConnectionError) as caught:
         Client(DEV_KEY, f"http://127.0.0.1:{port}", max_attempts=3,
                backoff_base=0.01).loop_detect(LOOP)
     assert caught.value.code == "CONNECTION_ERROR" and caught.value.attempts == 3

@@ -115,18 +115,25 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   PLAYBOOK_NOT_FOUND: NotFoundError,
 };
 
+/** The family of each HTTP status, for a code the SDK does not know yet (any other 5xx: InternalError). */
+export const STATUS_CLASSES: Readonly<Record<number, ErrorClass>> = {
+  400: ValidationError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  413: ValidationError,
+  422: ValidationError,
+  429: RateLimitError,
+  500: InternalError,
+  502: UnavailableError,
+  503: UnavailableError,
+  504: ExecutionTimeoutError,
+};
+
 /** The class for a code the SDK does not know yet: by HTTP status. */
 export function errorClassForStatus(status: number): ErrorClass {
-  if (status === 400 || status === 413 || status === 422) return ValidationError;
-  if (status === 401) return AuthenticationError;
-  if (status === 403) return PermissionDeniedError;
-  if (status === 404) return NotFoundError;
-  if (status === 409) return ConflictError;
-  if (status === 429) return RateLimitError;
-  if (status === 502 || status === 503) return UnavailableError;
-  if (status === 504) return ExecutionTimeoutError;
-  if (status >= 500) return InternalError;
-  return LoopsenseError;
+  return STATUS_CLASSES[status] ?? (status >= 500 ? InternalError : LoopsenseError);
 }
 
 /** Statuses retried when the answer is not a loopsense envelope (a proxy's 502 page). */
