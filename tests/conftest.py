@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from loopsense_local.tables import use_local_tables
 from tests.e2e.server import Operator, Server, start_server
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +37,8 @@ for _name, _value in {
     "AWS_SECRET_ACCESS_KEY": "testing",
 }.items():
     os.environ.setdefault(_name, _value)
+# Table names have no default (loopsense.settings): the tests' stores use the local ones.
+use_local_tables()
 
 
 def load_lambda_module(name: str) -> ModuleType:

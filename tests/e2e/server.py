@@ -71,6 +71,35 @@ class Server:
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
+    def logs(self, request_id: str) -> list[dict[str, Any]]:
+        """The server's JSON log lines about one request, in the order it wrote them."""
+        found = []
+        for line in list(self.output):
+            if line.startswith("{") and request_id in line:
+                record = json.loads(line)
+                if record.get("request_id") == request_id:
+                    found.append(record)
+        return found
+
+    def wait_for_log(self, request_id: str, message: str,
+                     timeout: float = 60) -> list[dict[str, Any]]:
+        """The request's log lines once one says ``message`` (a skill that outlived its answer
+        logs when it ends); ``timeout`` only stops a wait for a line that never comes."""
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.logs(request_id)
+            if any(r.get("message") == message for r in lines) or time.monotonic() > deadline:
+                return lines
+            time.sleep(0.05)
+
+    def answered_before_the_skill_ended(self, answer: Response) -> bool:
+        """Whether the server answered (its "execute" line) before the skill it ran ended ("skill
+        finished"): the order of events, which a busy machine cannot break as it can a clock."""
+        found = [r["message"] for r in self.wait_for_log(answer.json()["requestId"],
+                                                          "skill finished")]
+        assert "skill finished" in found, f"the skill never ended: {found}"
+        return found.index("execute") < found.index("skill finished")
+
     def stop(self) -> str:
         """Ctrl-C the server; returns everything it printed."""
         if self.process.poll() is None:
@@ -88,7 +117,8 @@ def start_server(*args: str, env: dict[str, str] | None = None, timeout: float =
     process = subprocess.Popen(
         [str(BIN / "loopsense"), "serve", "--port", "0", "--store-port", "0", *args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, **(env or {})},
+        # Unbuffered: tests read the log lines (tests/e2e: the order of events) as they happen.
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
     )
     output: list[str] = []
     ready = threading.Event()

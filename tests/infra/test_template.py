@@ -4,6 +4,7 @@ and agrees with the skill catalog. The tools come from the venv that runs these 
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -275,19 +276,37 @@ def test_router_can_invoke_every_skill_by_name_and_nothing_else(template):
         assert variables[function_env_name(skill)] == {"Ref": skill.function}
 
 
-def test_every_table_is_known_to_settings_and_passed_only_where_used(template):
-    from loopsense.settings import Settings
+def store_readers(template: dict[str, Any]) -> set[str]:
+    """The functions whose handler builds on the store: app.py imports loopsense.platform.runtime
+    (accounts, platform, tenant_settings), which reads every table's name from the environment."""
+    readers = set()
+    for name, function in _functions(template).items():
+        app = REPO_ROOT / function["Properties"]["CodeUri"] / "app.py"
+        imported = {node.module for node in ast.walk(ast.parse(app.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.ImportFrom)}
+        if "loopsense.platform.runtime" in imported:
+            readers.add(name)
+    return readers
+
+
+def test_every_table_is_known_to_settings_and_named_to_every_function_that_reads_the_store(
+        template):
+    from loopsense.settings import TABLE_FIELDS, env_name
     from loopsense_local.tables import TABLES
 
     tables = _resources(template, "AWS::DynamoDB::Table")
     assert set(tables) == set(TABLES)
-    for logical_id, field_name in TABLES.items():
-        assert field_name in Settings.model_fields
-        env_name = f"LOOPSENSE_{field_name.upper()}"
-        users = [name for name, fn in _functions(template).items()
-                 if env_name in _prop(template, fn, "Environment").get("Variables", {})]
-        assert users, f"no function is told the name of {logical_id}"
+    assert sorted(TABLES.values()) == sorted(TABLE_FIELDS)
+    for logical_id in tables:
         assert tables[logical_id]["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
+    readers = store_readers(template)
+    assert readers == {"AuthorizerFunction", "ExecuteFunction", "SettingsFunction"}
+    for name, function in _functions(template).items():
+        variables = (_prop(template, function, "Environment") or {}).get("Variables", {})
+        named = {v: variables[v] for v in variables if v.endswith("_TABLE")}
+        expected = ({env_name(field): {"Ref": logical_id} for logical_id, field in TABLES.items()}
+                    if name in readers else {})
+        assert named == expected, f"{name}: its table variables are not the template's tables"
 
 
 def test_counters_and_idempotency_records_expire_by_ttl(template):
