@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, error_envelope
+from loopsense.platform.catalog import playbook_names
 from loopsense.settings import ConfigurationError
 
 # Commands import what they use: Powertools' tracer alone costs about a second to import, and
@@ -151,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     execute.set_defaults(handler=cmd_execute)
 
     playbook = commands.add_parser("playbook", help=cmd_playbook.__doc__)
-    playbook.add_argument("name", help="identical_call, similar_call, step_count or time_budget")
+    playbook.add_argument("name", help=", ".join(playbook_names()))
     playbook.set_defaults(handler=cmd_playbook)
 
     serve = commands.add_parser("serve", help=cmd_serve.__doc__)

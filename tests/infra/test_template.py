@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import ast
 import os
-import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,34 +106,6 @@ def test_sam_validate_lint_passes():
 # ---- (c): the build -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    env = _tool_env()
-    assert shutil.which("python3.11", path=env["PATH"]), (
-        "sam build (BuildMethod python3.11) needs `python3.11` on PATH"
-    )
-    build_dir = tmp_path_factory.mktemp("sam") / "build"
-    started = time.perf_counter()
-    result = _run(
-        [
-            _tool("sam"),
-            "build",
-            "--build-dir",
-            str(build_dir),
-            "--template",
-            str(TEMPLATE),
-            "--no-use-container",
-            "--no-cached",
-        ],
-        timeout=900,
-    )
-    elapsed = time.perf_counter() - started
-    assert result.returncode == 0, f"sam build failed:\n{result.stdout}\n{result.stderr}"
-    print(f"sam build took {elapsed:.1f} s")
-    yield build_dir
-    shutil.rmtree(build_dir, ignore_errors=True)
-
-
 def _dist_version(site: Path, name: str) -> Version:
     infos = sorted(site.glob(f"{name}-*.dist-info"))
     assert len(infos) == 1, f"expected one {name} dist-info in the layer, found {infos}"
@@ -178,6 +147,7 @@ def test_every_skill_has_a_function_with_its_logical_id(template):
     functions = _functions(template)
     for skill in SKILLS:
         assert skill.function in functions, f"{skill.key}: no {skill.function} in template.yaml"
+        assert functions[skill.function]["Properties"]["CodeUri"] == f"functions/{skill.name}/"
         code_dir = REPO_ROOT / functions[skill.function]["Properties"]["CodeUri"]
         assert (code_dir / "app.py").is_file(), f"{skill.key}: {code_dir}/app.py is missing"
 
@@ -250,6 +220,7 @@ def test_outputs_expose_the_function_and_layer_arns(template):
     assert {"Ref": LAYER} in values
     for skill in SKILLS:
         assert {"Fn::GetAtt": [skill.function, "Arn"]} in values
+        assert {"Ref": skill.function} in values  # its name: what the router invokes
 
 
 def test_layer_requirements_pin_numpy_below_2_3():
