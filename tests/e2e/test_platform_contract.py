@@ -43,7 +43,7 @@ print(json.dumps(answers))
 
 def operate(server: Server, *commands: list[str]) -> list[Any]:
     """Run operator commands, in order, against the server's store; their stdout as JSON."""
-    argvs = [[*c, "--dynamodb-endpoint", server.store_endpoint] for c in commands]
+    argvs = [[*c, "--dynamodb-endpoint", server.store()] for c in commands]
     done = subprocess.run([sys.executable, "-c", _BATCH], input=json.dumps(argvs),
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
