@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +22,21 @@ READERS = ("authorizer", "execute", "settings")  # test_template checks this aga
 BASE_ENV = {"PATH": os.environ.get("PATH", ""), "AWS_DEFAULT_REGION": "us-east-1",
             "POWERTOOLS_TRACE_DISABLED": "1"}
 ALL_TABLES = {env_name(f): local_table_name(f) for f in TABLE_FIELDS}
+
+
+@pytest.fixture(scope="module")
+def local_store() -> Iterator[str]:
+    """An embedded DynamoDB on loopback with the template's tables under their local names."""
+    from loopsense.settings import Settings
+    from loopsense.store.dynamo import make_client
+    from loopsense_local.embedded import EmbeddedDynamoDB
+    from loopsense_local.tables import create_tables
+
+    embedded = EmbeddedDynamoDB("127.0.0.1", 0).start()
+    config = Settings(dynamodb_endpoint=embedded.endpoint)
+    create_tables(make_client(config), config)
+    yield embedded.endpoint
+    embedded.stop()
 
 
 def cold_start(function: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -68,3 +85,23 @@ def test_functions_that_do_not_read_the_store_start_without_any():
         started = cold_start(function, {})
         assert started.returncode == 0, started.stderr
 
+
+
+def test_the_operator_cli_against_aws_without_table_names_says_which_are_missing():
+    # No endpoint: the real DynamoDB, whose table names only the stack knows. It fails before
+    # any call, with exit 2 and the variables named.
+    loopsense = Path(sys.executable).parent / "loopsense"
+    done = subprocess.run([str(loopsense), "plans", "list"], env=BASE_ENV, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("loopsense: loopsense configuration: ")
+    for name in ALL_TABLES:
+        assert f"{name} is not set" in done.stderr
+
+
+def test_the_operator_cli_on_a_loopback_store_uses_the_local_names(local_store):
+    done = subprocess.run([str(Path(sys.executable).parent / "loopsense"), "plans", "list",
+                           "--dynamodb-endpoint", local_store],
+                          env=BASE_ENV, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "hobby" in done.stdout
