@@ -119,24 +119,23 @@ def test_the_layer_installs_its_requirements_and_their_dependencies_only(site: P
     todo = [Requirement(ln) for ln in (s.split("#", 1)[0].strip() for s in lines) if ln]
     environment = {**default_environment(), "python_version": "3.11", "sys_platform": "linux",
                    "platform_system": "Linux", "platform_machine": "x86_64"}
-    reached: set[str] = set()
+    followed: set[tuple[str, frozenset[str]]] = set()  # (distribution, extras) walked
     while todo:
         requirement = todo.pop()
         name = canonicalize_name(requirement.name)
         assert name in dists, f"{requirement} is not installed in the layer"
         assert requirement.specifier.contains(_metadata(dists[name])["Version"],
                                               prereleases=True), requirement
-        extras = {""} | set(requirement.extras)
-        if (name, *sorted(extras)) in reached:
+        extras = frozenset({""} | set(requirement.extras))
+        if (name, extras) in followed:
             continue
-        reached.add(name)
-        reached.add((name, *sorted(extras)))  # type: ignore[arg-type]
+        followed.add((name, extras))
         for raw in _metadata(dists[name]).get_all("Requires-Dist") or []:
             dependency = Requirement(raw)
             if dependency.marker is None or any(
                     dependency.marker.evaluate({**environment, "extra": e}) for e in extras):
                 todo.append(dependency)
-    installed = {n for n in reached if isinstance(n, str)}
+    installed = {name for name, _ in followed}
     assert set(dists) == installed, f"in the layer but never required: {set(dists) - installed}"
     assert "boto3" not in dists  # the runtime's own
 

@@ -74,13 +74,16 @@ def test_the_playbook_files_are_the_catalogs_playbooks():
         assert playbook(name)["title"]
 
 
-def test_each_agent_loops_finding_names_a_playbook_of_its_skill():
-    from loopsense.skills import loops
-
-    skill = next(s for s in SKILLS if s.key == "agent.loops")
-    assert {loops.finding(sub, "x")["playbook"] for sub in skill.playbooks} == set(
-        skill.playbooks)
-    assert set(skill.thresholds.values()) <= set(skill.playbooks)
+def test_the_skills_findings_name_their_own_playbooks():
+    for skill in SKILLS:
+        sample = json.loads((REPO_ROOT / "events" / "samples" / f"{skill.name}.json").read_text(
+            encoding="utf-8"))
+        findings = skill.runner()(sample, None).get("findings", [])
+        named = {f["playbook"] for f in findings if "playbook" in f}
+        assert named <= set(skill.playbooks), skill.key
+        if skill.playbooks:  # the sample shows every one
+            assert named == set(skill.playbooks), skill.key
+            assert set(skill.thresholds.values()) <= set(skill.playbooks)
 
 
 # ---- plans ---------------------------------------------------------------------------------------
