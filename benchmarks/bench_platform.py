@@ -152,8 +152,9 @@ def store_costs(client: Any, rounds: int, history: int) -> dict[str, float]:
     from loopsense.settings import Settings
     from loopsense.store.dynamo import Dynamo
     from loopsense.store.metering import Metering, UsageRecord
-    from loopsense_local.tables import create_tables
+    from loopsense_local.tables import create_tables, use_local_tables
 
+    use_local_tables()
     config = Settings()
     create_tables(client, config)
     metering = Metering(Dynamo(client), config)

@@ -13,6 +13,8 @@ from urllib.parse import urlparse
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, error_envelope
+from loopsense.platform.catalog import playbook_names
+from loopsense.settings import ConfigurationError
 
 # Commands import what they use: Powertools' tracer alone costs about a second to import, and
 # the operator commands need none of it.
@@ -75,6 +77,9 @@ def _store(args: argparse.Namespace) -> tuple[Any, Any]:
             for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
                 os.environ.setdefault(name, "loopsense-local")
             os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+            from loopsense_local.tables import use_local_tables
+
+            use_local_tables()  # a local store: its own table names, unless set
     from loopsense.settings import settings
     from loopsense.store.accounts import Accounts
     from loopsense.store.dynamo import Dynamo, make_client
@@ -147,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     execute.set_defaults(handler=cmd_execute)
 
     playbook = commands.add_parser("playbook", help=cmd_playbook.__doc__)
-    playbook.add_argument("name", help="identical_call, similar_call, step_count or time_budget")
+    playbook.add_argument("name", help=", ".join(playbook_names()))
     playbook.set_defaults(handler=cmd_playbook)
 
     serve = commands.add_parser("serve", help=cmd_serve.__doc__)
@@ -231,6 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"loopsense: {exc.strerror}{where}", file=sys.stderr)
+        return 2
+    except ConfigurationError as exc:  # e.g. a real DynamoDB without LOOPSENSE_*_TABLE
+        print(f"loopsense: {exc}", file=sys.stderr)
         return 2
 
 

@@ -32,6 +32,9 @@ def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "1")  # no CloudWatch to read EMF
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # any region, for a local store
     os.environ["LOOPSENSE_DYNAMODB_ENDPOINT"] = store_endpoint
+    from loopsense_local.tables import use_local_tables
+
+    use_local_tables()
 
 
 def seed(options: ServeOptions) -> None:

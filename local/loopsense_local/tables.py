@@ -6,12 +6,14 @@ and the tests create their tables from it, so the two never drift.
 
 from __future__ import annotations
 
+import os
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from loopsense.settings import Settings
+from loopsense.settings import Settings, env_name
 
 # template.yaml logical id -> the Settings field (and LOOPSENSE_* variable) holding its name.
 TABLES: dict[str, str] = {
@@ -22,6 +24,20 @@ TABLES: dict[str, str] = {
     "RateLimitsTable": "rate_limits_table",
     "IdempotencyTable": "idempotency_table",
 }
+
+
+
+def local_table_name(field_name: str) -> str:
+    """The name a local store gives a table: tenants_table -> loopsense-tenants."""
+    return "loopsense-" + field_name.removesuffix("_table").replace("_", "-")
+
+
+def use_local_tables(environ: MutableMapping[str, str] = os.environ) -> None:
+    """Name every table for a local store (the embedded one, moto, a test's), unless the
+    environment already names it: on Lambda the template names them, and nothing defaults."""
+    for field_name in TABLES.values():
+        environ.setdefault(env_name(field_name), local_table_name(field_name))
+
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO_ROOT / "template.yaml"

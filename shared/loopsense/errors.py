@@ -17,8 +17,7 @@ class ErrorKind:
     next: str
 
 
-ERRORS: dict[str, ErrorKind] = {
-    # platform
+PLATFORM_ERRORS: dict[str, ErrorKind] = {
     "VALIDATION_ERROR": ErrorKind(400, False, "fix the named field"),
     "UNAUTHORIZED": ErrorKind(401, False, "send a valid API key as 'Authorization: Bearer <key>'"),
     "SKILL_NOT_ACCESSIBLE": ErrorKind(403, False, "use a key granted this skill"),
@@ -32,6 +31,19 @@ ERRORS: dict[str, ErrorKind] = {
     "PLAN_ELIGIBILITY_UNAVAILABLE": ErrorKind(503, True, "retry after Retry-After"),
     "EXECUTION_TIMEOUT": ErrorKind(504, True, "retry, or send a smaller input"),
     "INTERNAL_ERROR": ErrorKind(500, True, "retry; nothing was charged"),
+    # PUT /v1/me/time-budget-config, PUT /v1/detector-thresholds (spec/thresholds.md)
+    "TIME_BUDGET_ABOVE_PLAN_CAP": ErrorKind(
+        400, False, "send a time_budget_ms at most the plan's max_time_budget_ms, or upgrade"
+    ),
+    # GET /v1/playbooks/{name}
+    "PLAYBOOK_NOT_FOUND": ErrorKind(
+        404, False, "use the playbook name a finding gives (its `playbook` field)"
+    ),
+}
+
+# The codes only one skill answers with: each is in that skill's catalog entry (Skill.errors),
+# which tests/unit/test_catalog.py checks against this map and the skill's code.
+SKILL_ERRORS: dict[str, ErrorKind] = {
     # agent.loop_detect
     "LOOP_EVENTS_INVALID": ErrorKind(400, False, "send two or more events"),
     "LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
@@ -45,15 +57,9 @@ ERRORS: dict[str, ErrorKind] = {
     "LOOPS_EVENT_LIMIT_EXCEEDED": ErrorKind(
         429, False, "send at most 10,000 events and 5 MiB per call (split the execution)"
     ),
-    # PUT /v1/me/time-budget-config, PUT /v1/detector-thresholds (spec/thresholds.md)
-    "TIME_BUDGET_ABOVE_PLAN_CAP": ErrorKind(
-        400, False, "send a time_budget_ms at most the plan's max_time_budget_ms, or upgrade"
-    ),
-    # GET /v1/playbooks/{name}
-    "PLAYBOOK_NOT_FOUND": ErrorKind(
-        404, False, "use identical_call, similar_call, step_count or time_budget"
-    ),
 }
+
+ERRORS: dict[str, ErrorKind] = {**PLATFORM_ERRORS, **SKILL_ERRORS}
 
 # Seconds a client should wait before retrying, where the error does not compute its own.
 DEFAULT_RETRY_AFTER = 1

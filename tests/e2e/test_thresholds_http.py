@@ -156,7 +156,7 @@ def test_an_unknown_name_is_refused_without_echoing_it(server: Server, operator)
     assert "revisit_threshold" in error["details"][0]["issue"]  # it lists the real names
     assert MARK.encode() not in answer.body
     assert get(server, key) == before
-    assert MARK not in "".join(server.output)  # nor logged
+    assert MARK not in server.printed()  # nor logged
 
 
 # ---- all or nothing -----------------------------------------------------------------------------
@@ -402,7 +402,7 @@ def test_cli_for_a_tenant_over_http_and_an_operator_on_the_store(server: Server,
     for args, env in (
         (["--api-url", server.url, "--api-key", key], None),
         ([], {"LOOPSENSE_BASE_URL": server.url, "LOOPSENSE_API_KEY": key}),
-        (["--tenant", tenant, "--dynamodb-endpoint", server.store_endpoint], None),
+        (["--tenant", tenant, "--dynamodb-endpoint", server.store()], None),
     ):
         done = cli("set", "time_budget_ms=3600000", "revisit_threshold=9", *args, env=env)
         assert done.returncode == 1 and done.stdout == "", done
