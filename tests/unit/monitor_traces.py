@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loopsense.core.monitor import DEFAULTS, MonitorConfig, ToolPolicy, new_state, observe
+from loopsense.core.monitor.config import DEFAULTS, MonitorConfig, ToolPolicy
+from loopsense.core.monitor.monitor import new_state, observe
 from loopsense.core.monitor.signal import Answer
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from loopsense.core.monitor import RULES
+from loopsense.core.monitor.config import RULES
 from tests.unit.monitor_traces import (
     answers,
     call,
@@ -220,7 +220,7 @@ def test_repeated_call_counts_wherever_it_occurs():
 
 def test_the_segment_is_bounded_by_history_size():
     out_state = None
-    from loopsense.core.monitor import new_state, observe
+    from loopsense.core.monitor.monitor import new_state, observe
     state = new_state()
     cfg = config(history_size=10)
     for s in distinct_calls(500):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import random
 
-from loopsense.core.monitor import evaluate, new_state, observe, reset
+from loopsense.core.monitor.monitor import evaluate, new_state, observe, reset
 from tests.unit.monitor_traces import answers, call, chunk, config, say, step
 
 SENTENCE = "Streaming the same sentence again and again for the test. "

@@ -53,6 +53,14 @@ SKILLS: tuple[Skill, ...] = (
         function="LoopsFunction",
         module="loopsense.skills.loops",
     ),
+    Skill(
+        key="agent.run_monitor",
+        version="1.0.0",
+        cost=1,
+        plans=frozenset({"team", "enterprise"}),
+        function="RunMonitorFunction",
+        module="loopsense.skills.run_monitor",
+    ),
 )
 
 CATALOG: dict[str, Skill] = {s.key: s for s in SKILLS}

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from loopsense.core.monitor.config import THRESHOLD_SPECS as MONITOR_THRESHOLDS
 from loopsense.errors import Detail, LoopsenseError, validation_error
 from loopsense.platform.plans import resolve_plan
 from loopsense.skills.thresholds import PLAN_CAP, THRESHOLDS, check
@@ -30,7 +31,7 @@ from loopsense.store.dynamo import ConditionFailed, unavailable
 
 TIME_BUDGET = "time_budget_ms"
 CAP_CODE = "TIME_BUDGET_ABOVE_PLAN_CAP"
-# A settings body names at most six numbers; anything near this size is not one.
+# A settings body names a few dozen numbers at most; anything near this size is not one.
 MAX_BODY_BYTES = 16 * 1024
 # Conditional writes lost to a concurrent change of the plan or of the map's existence.
 ATTEMPTS = 5
@@ -42,6 +43,7 @@ USED_BY = {
     "similar_call_distance_threshold": "agent.loops similar_call",
     "similar_call_min_cluster_size": "agent.loops similar_call",
     "time_budget_ms": "agent.loops time_budget",
+    **{name: "agent.run_monitor" for name, *_ in MONITOR_THRESHOLDS},
 }
 NAMES = ", ".join(THRESHOLDS)
 

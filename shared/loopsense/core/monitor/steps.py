@@ -17,7 +17,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from loopsense.core.canonical import WHITE_SPACE, canonical_hash, canonical_string
+from loopsense.core.canonical import (
+    WHITE_SPACE,
+    CanonicalError,
+    canonical_hash,
+    canonical_string,
+)
 from loopsense.core.monitor.config import RESULT_IGNORE_KEYS, MonitorConfig
 
 KEY_HEX = 32
@@ -42,6 +47,13 @@ def unit(vector: list[float]) -> list[float] | None:
     return [v / norm for v in vector] if norm > 0 else None
 
 
+def _hash(value: Any, ignore: frozenset[str], field: str) -> str:
+    try:
+        return canonical_hash(value, ignore)[:KEY_HEX]
+    except CanonicalError as exc:
+        raise CanonicalError(f"{field} {exc.issue}") from None
+
+
 def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[str, Any]:
     """The entry of one step. Raises CanonicalError (a ValueError naming the limit, never the
     value) when ``args``, ``result`` or ``metadata`` has no canonical form."""
@@ -51,8 +63,8 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
         action = step.get("action")
         policy = config.policy(action)
         ignore = config.ignore_keys | policy.ignore_keys
-        call = canonical_hash([action, step.get("args")], ignore)[:KEY_HEX]
-        result = (canonical_hash(step["result"], ignore | RESULT_IGNORE_KEYS)[:KEY_HEX]
+        call = _hash([action, step.get("args")], ignore, "args")
+        result = (_hash(step["result"], ignore | RESULT_IGNORE_KEYS, "result")
                   if "result" in step else None)
         out.update(c=call, r=result, o=OUTCOMES.get(step.get("outcome") or ""), a=action,
                    n=digest(f"{call}:{result}"))
@@ -63,7 +75,8 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
         key = digest(f"{kind}:{normal_text(text)}" if isinstance(text, str) else f"{kind}:")
         out.update(c=key, n=key)
     elif kind == "checkpoint":
-        out["n"] = digest("checkpoint:" + canonical_hash(step.get("metadata", {})))
+        out["n"] = digest("checkpoint:" + _hash(step.get("metadata", {}), frozenset(),
+                                                 "metadata"))
     else:
         out["n"] = digest(f"kind:{kind}")
     embedding = step.get("embedding")
