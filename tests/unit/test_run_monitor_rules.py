@@ -239,3 +239,10 @@ def test_findings_never_quote_content_when_tools_are_unnamed():
     for answer in answers(trace, cfg):
         assert secret.lower() not in repr(answer.signal()).lower()
     assert secret in repr(last(trace).signal())  # the stateful surface names its tools
+
+
+def test_calls_without_results_never_go_critical():
+    bare = [call("export_status", {"job": 3})] * 12
+    assert ever(bare, config(disabled=("novelty",))) == {"repeated_call": {"warning"}}
+    pairs = [call(a, {"q": 1}) for _ in range(4) for a in ("search", "open")]
+    assert rules(last(pairs))["cycle"] == "warning"

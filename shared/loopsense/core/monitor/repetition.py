@@ -32,7 +32,8 @@ def repeated_call(tool_calls: Sequence[Entry], config: MonitorConfig) -> Finding
     polling = config.policy(action).poll or (
         len(same) > 1 and all(a != b for a, b in zip(results, results[1:], strict=False)))
     base = dict(subject=latest["c"], tool=action, first=same[0]["i"])
-    if not polling:
+    # No result, no proof of "no progress": such calls reach warning only.
+    if not polling and latest["r"] is not None:
         identical = [e["i"] for e in same if e["r"] == latest["r"]]
         critical = config.tool_int(action, "repeat_critical")
         if len(identical) >= critical:
@@ -62,7 +63,8 @@ def cycle(tool_calls: Sequence[Entry], config: MonitorConfig) -> Finding | None:
     if len(set(block)) == 1:
         return None  # one call repeated: repeated_call's business
     # Critical when each position's copies also got identical results.
-    same_results = all(chosen[j]["r"] == chosen[j % length]["r"] for j in range(len(chosen)))
+    same_results = all(chosen[j]["r"] is not None and chosen[j]["r"] == chosen[j % length]["r"]
+                       for j in range(len(chosen)))
     severity = CRITICAL if same_results else WARNING
     return Finding("cycle", severity, span.repeats, [e["i"] for e in chosen], repeats,
                    subject=":".join(block), first=chosen[0]["i"], facts={"length": length})
