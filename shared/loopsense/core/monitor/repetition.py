@@ -14,6 +14,7 @@ from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import CRITICAL, WARNING, Finding
 
 Entry = dict[str, Any]
+QUERY_KINDS = frozenset({"recall", "llm_call"})
 
 
 def calls(entries: Sequence[Entry]) -> list[Entry]:
@@ -53,8 +54,9 @@ def cycle(tool_calls: Sequence[Entry], config: MonitorConfig) -> Finding | None:
     window, repeats = config.integer("cycle_window"), config.integer("cycle_repeats")
     keys = [e["c"] for e in tool_calls]
     n = len(keys)
-    # Cheap test first: a trailing cycle of length L needs keys[-1] == keys[-1-L].
-    if not any(keys[-1] == keys[-1 - length] for length in range(2, min(window, n - 1) + 1)):
+    # Cheap test first: a trailing cycle of length L (2..window) needs keys[-1] == keys[-1-L].
+    reach = min(window, n - 1)
+    if reach < 2 or keys[-1] not in keys[n - 1 - reach:n - 2]:
         return None
     span = find_cycle(keys[::-1], window, repeats, min_length=2)
     if span is None or span.start != 0:
@@ -77,7 +79,7 @@ def cycle(tool_calls: Sequence[Entry], config: MonitorConfig) -> Finding | None:
 
 
 def repeated_query(entries: Sequence[Entry], config: MonitorConfig) -> Finding | None:
-    queries = [e for e in entries if e["k"] in ("recall", "llm_call")]
+    queries = [e for e in entries if e["k"] in QUERY_KINDS]
     if not queries:
         return None
     latest = queries[-1]
