@@ -246,3 +246,20 @@ def test_calls_without_results_never_go_critical():
     assert ever(bare, config(disabled=("novelty",))) == {"repeated_call": {"warning"}}
     pairs = [call(a, {"q": 1}) for _ in range(4) for a in ("search", "open")]
     assert rules(last(pairs))["cycle"] == "warning"
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("named", [True, False])
+def test_every_finding_has_words(rule, named):
+    from dataclasses import replace
+    warning, critical, extra = RAISING[rule]
+    for trace in (warning, critical):
+        if trace is None:
+            continue
+        out = answers(trace, replace(config(**extra), name_tools=named))
+        for answer in out:
+            signal = answer.signal()
+            texts = [f["rationale"] for f in signal["findings"]]
+            texts.append(signal["recommendation"].get("nudge", ""))
+            assert all("{" not in t and "}" not in t for t in texts)
+        assert any(f["rule"] == rule and f["rationale"] for f in out[-1].signal()["findings"])
