@@ -85,6 +85,7 @@ def test_no_payload_string_reaches_logs_metrics_or_answer(case, app, event_file,
     seen = captured()
     if code is None:
         assert result["output"]["is_looping"]
+        assert '"events":10' in seen.replace(" ", "")  # the step count, a size, is logged
     else:
         assert result["error"]["code"] == code
     assert "skill finished" in seen and '"_aws"' in seen
