@@ -2,6 +2,6 @@
 JSON-serializable state, shared by the stateless skill agent.run_monitor and the runs API.
 
 ``config`` (rules, thresholds, policies: cheap, read by the settings code) is imported here;
-the rules themselves (``monitor``: new_state, observe, reset, evaluate) import numpy through
+the rules themselves (``monitor``: new_state, observe, reset, inspect, evaluate) import numpy through
 the cycle search, so they are imported from ``loopsense.core.monitor.monitor`` when needed.
 """

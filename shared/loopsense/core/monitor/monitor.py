@@ -19,7 +19,7 @@ from typing import Any
 from loopsense.core.monitor import content, embeddings, repetition, streaks
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import Finding
-from loopsense.core.monitor.signal import Answer, recommend
+from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
 from loopsense.core.monitor.steps import THOUGHT, entry
 
 STATE_VERSION = 1
@@ -101,3 +101,12 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
     else:
         state["stream"] = None  # any other step ends the streamed message
     return state, recommend(state, evaluate(state, config), index, config)
+
+
+def inspect(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
+    """Re-inspect without a new step (GET .../signal): the rules over the state as it is, with
+    the last recommendation (none counted). ``state`` is not changed."""
+    evaluation = evaluate(state, config)
+    recommendation = (state["last"] or CONTINUE) if evaluation.findings else CONTINUE
+    return Answer(state["next"] - 1, evaluation.findings, dict(recommendation),
+                  evaluation.novelty_score, evaluation.drift_score, config.name_tools)
