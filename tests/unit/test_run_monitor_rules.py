@@ -263,3 +263,14 @@ def test_every_finding_has_words(rule, named):
             texts.append(signal["recommendation"].get("nudge", ""))
             assert all("{" not in t and "}" not in t for t in texts)
         assert any(f["rule"] == rule and f["rationale"] for f in out[-1].signal()["findings"])
+
+
+@pytest.mark.parametrize(("allowed", "actions"), [
+    (0, ["break", "break"]),
+    (1, ["nudge", "break"]),
+    (2, ["nudge", "nudge", "break"]),
+])
+def test_nudges_before_break(allowed, actions):
+    trace = [call("export_status", {"job": 3}, {"state": "pending"})] * (5 + len(actions))
+    out = answers(trace, config(nudges_before_break=allowed, disabled=("novelty",)))
+    assert [a.recommendation["action"] for a in out[5:]] == actions
