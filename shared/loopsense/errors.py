@@ -57,6 +57,14 @@ SKILL_ERRORS: dict[str, ErrorKind] = {
     "LOOPS_EVENT_LIMIT_EXCEEDED": ErrorKind(
         429, False, "send at most 10,000 events and 5 MiB per call (split the execution)"
     ),
+    # agent.run_monitor
+    "RUN_STEPS_INVALID": ErrorKind(
+        400, False, "send 1 to 5,000 steps of one agent, each with a kind (a tool_call needs an "
+                    "action), embeddings of one length"
+    ),
+    "RUN_STEP_LIMIT_EXCEEDED": ErrorKind(
+        429, False, "send at most 5,000 steps and 2 MiB per call (or use the runs API)"
+    ),
 }
 
 ERRORS: dict[str, ErrorKind] = {**PLATFORM_ERRORS, **SKILL_ERRORS}

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopsense.core.monitor.config import THRESHOLD_SPECS as MONITOR_THRESHOLDS
 from loopsense.errors import validation_error
 
 
@@ -92,6 +93,17 @@ SKILLS: tuple[Skill, ...] = (
             "time_budget_ms": "time_budget",
         },
         playbooks=("identical_call", "similar_call", "step_count", "time_budget"),
+    ),
+    Skill(
+        key="agent.run_monitor",
+        version="1.0.0",
+        cost=1,
+        plans=frozenset({"team", "enterprise"}),
+        function="RunMonitorFunction",
+        module="loopsense.skills.run_monitor",
+        errors=("RUN_STEPS_INVALID", "RUN_STEP_LIMIT_EXCEEDED"),
+        # The rules' thresholds are defined with the rules (core/monitor/config.py).
+        thresholds={name: "" for name, *_ in MONITOR_THRESHOLDS},
     ),
 )
 

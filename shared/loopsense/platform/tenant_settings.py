@@ -31,7 +31,7 @@ from loopsense.store.dynamo import ConditionFailed, unavailable
 
 TIME_BUDGET = "time_budget_ms"
 CAP_CODE = "TIME_BUDGET_ABOVE_PLAN_CAP"
-# A settings body names at most six numbers; anything near this size is not one.
+# A settings body names a few dozen numbers at most; anything near this size is not one.
 MAX_BODY_BYTES = 16 * 1024
 # Conditional writes lost to a concurrent change of the plan or of the map's existence.
 ATTEMPTS = 5

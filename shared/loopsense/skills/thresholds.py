@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from loopsense.core.monitor.config import THRESHOLD_SPECS as MONITOR_THRESHOLDS
 from loopsense.errors import validation_error
 
 
@@ -36,6 +37,8 @@ THRESHOLDS: dict[str, Threshold] = {
         Threshold("similar_call_distance_threshold", 0.20, 0.05, 0.50),
         Threshold("similar_call_min_cluster_size", 3, 2, 100),
         Threshold("time_budget_ms", 60_000, 1_000, 86_400_000),
+        # agent.run_monitor and the runs API: defined with the monitor's rules
+        *(Threshold(*spec) for spec in MONITOR_THRESHOLDS),
     )
 }
 
@@ -57,10 +60,11 @@ def check(name: str, value: Any, path: str) -> int | float:
 
 
 def effective(name: str, per_call: Mapping[str, Any] | None,
-              tenant: Mapping[str, Any] | None = None) -> Any:
-    """The value a skill applies for ``name``: per call, else the tenant's, else the default."""
+              tenant: Mapping[str, Any] | None = None, where: str = "input.thresholds") -> Any:
+    """The value a skill applies for ``name``: per call (the object at ``where``), else the
+    tenant's, else the default."""
     if per_call is not None and name in per_call:
-        return check(name, per_call[name], f"input.thresholds.{name}")
+        return check(name, per_call[name], f"{where}.{name}")
     if tenant is not None and name in tenant:
         return check(name, tenant[name], f"tenant.{name}")
     return THRESHOLDS[name].default
