@@ -68,6 +68,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
                               ttl_sweep_s=args.ttl_sweep_interval))
 
 
+def _sweep_interval(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError("must be above 0 and at most 86400 seconds")
+    return value
+
+
 def _store(args: argparse.Namespace) -> tuple[Any, Any]:
     """Accounts and Metering on the endpoint chosen by flag or environment."""
     endpoint = args.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT")
@@ -163,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where the embedded DynamoDB keeps its data (default: .loopsense)")
     serve.add_argument("--in-memory", action="store_true",
                        help="keep the embedded DynamoDB in memory only: gone when the server stops")
-    serve.add_argument("--ttl-sweep-interval", type=float, default=30.0, metavar="SECONDS",
+    serve.add_argument("--ttl-sweep-interval", type=_sweep_interval, default=30.0,
+                       metavar="SECONDS",
                        help="how often expired items (TTL) are deleted from the embedded store")
     serve.add_argument("--dev-api-key", default=None,
                        help="the development tenant's API key (default: a fixed local key)")

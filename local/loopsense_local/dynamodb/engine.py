@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -140,6 +141,10 @@ class Engine:
                 raise validation(f"{operation}: a parameter is missing or malformed") from None
             except RecursionError:
                 raise validation(f"{operation}: an expression or value is nested too deeply") \
+                    from None
+            except sqlite3.Error:  # the disk full or failing: the write was rolled back
+                raise DynamoDBError("InternalServerError", f"{operation}: the embedded "
+                                    f"DynamoDB could not write its data file", status=500) \
                     from None
 
     # tables --------------------------------------------------------------------------------
