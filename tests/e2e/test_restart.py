@@ -30,14 +30,19 @@ def ok(answer: Any) -> dict[str, Any]:
     return body
 
 
+def on_own_plan(operator: Operator, credits: int, rps: int) -> tuple[str, str, str]:
+    """A new plan and a tenant on it with a key: (plan, tenant id, key)."""
+    plan = f"p-{uuid.uuid4().hex[:8]}"
+    operator.set_plan(plan, credits, rps)
+    return (plan, *operator.new_tenant(plan))
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
 def test_the_store_survives_a_restart(signum: int) -> None:
     server = start_server()
     try:
         operator = Operator(server.store_endpoint)
-        plan = f"p-{uuid.uuid4().hex[:8]}"
-        operator.set_plan(plan, credits=3, rps=50)
-        tenant, key = operator.new_tenant(plan)
+        plan, tenant, key = on_own_plan(operator, credits=3, rps=50)
         retry = {"Idempotency-Key": f"restart-{uuid.uuid4()}"}
         first = server.execute("agent.loop_detect", LOOP, key=key, headers=retry)
         ok(first)
@@ -66,10 +71,7 @@ def test_the_store_survives_a_restart(signum: int) -> None:
 def test_a_kill_in_the_middle_of_charges_leaves_every_charge_whole() -> None:
     server = start_server()
     try:
-        operator = Operator(server.store_endpoint)
-        plan = f"p-{uuid.uuid4().hex[:8]}"
-        operator.set_plan(plan, credits=100_000, rps=100_000)
-        tenant, key = operator.new_tenant(plan)
+        _, tenant, key = on_own_plan(Operator(server.store_endpoint), 100_000, 100_000)
         acknowledged: list[str] = []
         enough = threading.Event()
 
