@@ -109,7 +109,10 @@ class Engine:
 
     def _sweep_forever(self, interval_s: float) -> None:
         while not self._stop_sweeping.wait(interval_s):
-            self.sweep()
+            try:
+                self.sweep()
+            except sqlite3.Error:  # the disk failing: the next round tries again
+                continue
 
     def sweep(self) -> int:
         """Delete every item whose TTL attribute is before the clock's now; how many."""
