@@ -3,12 +3,16 @@
 The restart of a whole `loopsense serve` (SIGTERM, SIGKILL, killed mid-charges) is proven over
 HTTP in tests/e2e/test_restart.py; here, at the engine: every kind of state comes back from the
 file, a write that fails half-way leaves nothing of itself (one SQLite transaction per
-DynamoDB write), and a second engine on the same file is refused.
+DynamoDB write), a process killed with SIGKILL at any moment leaves every transaction whole,
+and a second engine on the same file is refused.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +118,46 @@ def test_a_second_engine_on_the_same_file_is_refused(tmp_path: Path) -> None:
     finally:
         engine.close()
     Engine(path).close()  # free again once the first is closed
+
+
+# A process that opens the file and makes transactions of 10 increments, one key each, forever
+# (each also writing 20 KB, so that much of its time is spent committing); "ready" once the
+# table exists. Each transaction is all or nothing, so whenever it is killed
+# the ten counters must be equal.
+WRITER = """
+import sys
+from loopsense_local.dynamodb.engine import Engine
+engine = Engine(sys.argv[1])
+if "t" not in engine.execute("ListTables", {})["TableNames"]:
+    engine.execute("CreateTable", {
+        "TableName": "t", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]})
+print("ready", flush=True)
+while True:
+    engine.execute("TransactWriteItems", {"TransactItems": [
+        {"Update": {"TableName": "t", "Key": {"pk": {"S": f"k{i}"}},
+                    "UpdateExpression": "ADD n :one SET pad = :pad",
+                    "ExpressionAttributeValues": {":one": {"N": "1"}, ":pad": {"S": "x" * 20000}},
+                    }} for i in range(10)]})
+"""
+
+
+def test_a_kill_9_between_or_inside_transactions_leaves_each_whole(tmp_path: Path) -> None:
+    path = tmp_path / DATABASE_FILE
+    totals = []
+    for delay in (0.05, 0.08, 0.13, 0.17, 0.21, 0.26, 0.34, 0.40, 0.47, 0.55):
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path)],
+                                  stdout=subprocess.PIPE, text=True)
+        assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+        time.sleep(delay)  # not a bound: different moments in the loop for the kill
+        writer.kill()  # SIGKILL
+        writer.wait(30)
+        engine = Engine(path)
+        try:
+            items = engine.execute("Scan", {"TableName": "t"})["Items"]
+        finally:
+            engine.close()
+        values = {item["n"]["N"] for item in items}
+        assert len(items) in (0, 10) and len(values) <= 1, values  # all ten equal, or none
+        totals.append(int(values.pop()) if values else 0)
+    assert totals == sorted(totals) and totals[-1] > 0  # kept across kills, and growing
