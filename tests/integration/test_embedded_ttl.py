@@ -242,3 +242,24 @@ def test_a_rate_counter_is_only_read_within_its_own_second(client: Any) -> None:
     _expire(client, config.rate_limits_table, "expiresAt",
             {"counterId": {"S": f"{tenant}#{second}"}})
     assert metering.admit(tenant, second + 200, 1)  # the expired one, still stored, is not read
+
+
+def test_a_kept_table_gets_the_ttl_the_template_gives_it() -> None:
+    """A data dir from an earlier run whose table has TTL off: the next start turns it on."""
+    engine = Engine()
+    try:
+        client = InProcessClient(engine)
+        config = Settings()
+        client.create_table(TableName=config.rate_limits_table, BillingMode="PAY_PER_REQUEST",
+                            KeySchema=[{"AttributeName": "counterId", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "counterId",
+                                                   "AttributeType": "S"}])
+        create_tables(client, config)
+        create_tables(client, config)  # again: nothing to change
+        for table in (config.rate_limits_table, config.idempotency_table, config.usage_table):
+            assert client.describe_time_to_live(TableName=table)["TimeToLiveDescription"][
+                "TimeToLiveStatus"] == "ENABLED"
+        assert client.describe_time_to_live(TableName=config.tenants_table)[
+            "TimeToLiveDescription"]["TimeToLiveStatus"] == "DISABLED"
+    finally:
+        engine.close()
