@@ -65,7 +65,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(ServeOptions(host=args.host, port=args.port, store_port=args.store_port,
                               dynamodb_endpoint=args.dynamodb_endpoint,
                               dev_api_key=args.dev_api_key or DEV_API_KEY,
-                              dev_plan=args.dev_plan, test_skills=args.test_skills))
+                              dev_plan=args.dev_plan, test_skills=args.test_skills,
+                              data_dir=None if args.in_memory else args.data_dir,
+                              ttl_sweep_s=args.ttl_sweep_interval))
+
+
+def _sweep_interval(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError("must be above 0 and at most 86400 seconds")
+    return value
 
 
 def _store(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -162,6 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="port of the embedded DynamoDB endpoint (0 picks a free port)")
     serve.add_argument("--dynamodb-endpoint", default=None,
                        help="use this DynamoDB instead of the embedded one")
+    serve.add_argument("--data-dir", default=".loopsense",
+                       help="where the embedded DynamoDB keeps its data (default: .loopsense)")
+    serve.add_argument("--in-memory", action="store_true",
+                       help="keep the embedded DynamoDB in memory only: gone when the server stops")
+    serve.add_argument("--ttl-sweep-interval", type=_sweep_interval, default=30.0,
+                       metavar="SECONDS",
+                       help="how often expired items (TTL) are deleted from the embedded store")
     serve.add_argument("--dev-api-key", default=None,
                        help="the development tenant's API key (default: a fixed local key)")
     serve.add_argument("--dev-plan", default="team", choices=["hobby", "team", "enterprise"])

@@ -23,6 +23,8 @@ class ServeOptions:
     dev_api_key: str = DEV_API_KEY
     dev_plan: str = "team"
     test_skills: bool = False
+    data_dir: str | None = ".loopsense"  # None: the embedded store in memory only
+    ttl_sweep_s: float = 30.0
 
 
 def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
@@ -58,13 +60,14 @@ def seed(options: ServeOptions) -> None:
         store.issue_key(DEV_TENANT, ("*",), now, secret=options.dev_api_key)
 
 
-def _banner(options: ServeOptions, url: str, store_endpoint: str) -> str:
+def _banner(options: ServeOptions, url: str, store_endpoint: str, embedded: bool) -> str:
     example = ('{"skillKey": "agent.loop_detect", "input": {"events": [{"action": "search"}, '
                '{"action": "click"}, {"action": "search"}, {"action": "click"}, '
                '{"action": "search"}, {"action": "click"}]}}')
     return "\n".join([
         f"loopsense serving on {url}",
         f"  DynamoDB: {store_endpoint}",
+        *([f"  data: {_where(options)}"] if embedded else []),
         f"  development tenant '{DEV_TENANT}' on plan '{options.dev_plan}', API key:",
         f"    {options.dev_api_key}",
         "  try:",
@@ -77,13 +80,24 @@ def _banner(options: ServeOptions, url: str, store_endpoint: str) -> str:
     ])
 
 
+def _where(options: ServeOptions) -> str:
+    if options.data_dir is None:
+        return "in memory only (--in-memory): gone when the server stops"
+    return f"{os.path.abspath(options.data_dir)} (delete it to start afresh)"
+
+
 def serve(options: ServeOptions) -> int:
     embedded: Any = None
     store_endpoint = options.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT")
     if store_endpoint is None:
+        from loopsense_local.dynamodb.storage import StoreLocked
         from loopsense_local.embedded import EmbeddedDynamoDB
 
-        embedded = EmbeddedDynamoDB(options.host, options.store_port).start()
+        try:
+            embedded = EmbeddedDynamoDB(options.host, options.store_port, options.data_dir,
+                                        options.ttl_sweep_s).start()
+        except StoreLocked as error:
+            raise SystemExit(f"loopsense serve: {error}") from None
         store_endpoint = embedded.endpoint
     _configure_environment(options, store_endpoint)
     if options.test_skills:
@@ -96,7 +110,7 @@ def serve(options: ServeOptions) -> int:
 
     server = make_http_server(Gateway(), options.host, options.port)
     url = f"http://{options.host}:{server.server_port}"
-    print(_banner(options, url, store_endpoint), flush=True)
+    print(_banner(options, url, store_endpoint, embedded is not None), flush=True)
     print(f"loopsense: ready {url}", flush=True)
 
     stopping = threading.Event()

@@ -74,24 +74,31 @@ def table_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def create_tables(client: Any, settings: Settings, template: dict[str, Any] | None = None) -> None:
-    """Create every table of the template that does not exist yet (idempotent)."""
+    """Create every table of the template that does not exist yet, and turn its TTL on where
+    the template does and the table (perhaps kept from an earlier run) has it off (idempotent)."""
     existing = set(client.list_tables().get("TableNames", []))
     for logical_id, props in table_definitions(template or load_template()).items():
         name = getattr(settings, TABLES[logical_id])
-        if name in existing:
-            continue
-        kwargs: dict[str, Any] = {
-            "TableName": name,
-            "KeySchema": props["KeySchema"],
-            "AttributeDefinitions": props["AttributeDefinitions"],
-            "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
-        }
-        if "GlobalSecondaryIndexes" in props:
-            kwargs["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
-        client.create_table(**kwargs)
+        if name not in existing:
+            _create_table(client, name, props)
         ttl = props.get("TimeToLiveSpecification")
-        if ttl and ttl.get("Enabled"):
+        if not (ttl and ttl.get("Enabled")):
+            continue
+        status = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+        if status["TimeToLiveStatus"] != "ENABLED":
             client.update_time_to_live(
                 TableName=name,
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
             )
+
+
+def _create_table(client: Any, name: str, props: dict[str, Any]) -> None:
+    kwargs: dict[str, Any] = {
+        "TableName": name,
+        "KeySchema": props["KeySchema"],
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    if "GlobalSecondaryIndexes" in props:
+        kwargs["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    client.create_table(**kwargs)

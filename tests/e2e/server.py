@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -66,6 +69,10 @@ class Server:
     url: str
     store_endpoint: str
     output: list[str] = field(default_factory=list)  # every line the server printed
+    args: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+    data_dir: str | None = None  # the embedded store's, when it keeps one
+    temporary: bool = False  # the data dir is the tests' own: deleted when the server stops
 
     @property
     def deployed(self) -> bool:
@@ -143,26 +150,47 @@ class Server:
         assert "skill finished" in found, f"the skill never ended: {found}"
         return found.index("execute") < found.index("skill finished")
 
-    def stop(self) -> str:
-        """Ctrl-C the server; returns everything it printed."""
+    def stop(self, signum: int = signal.SIGINT) -> str:
+        """Ctrl-C the server (or send ``signum``); returns everything it printed."""
+        self.end(signum)
+        if self.temporary and self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+        return "".join(self.output)
+
+    def end(self, signum: int) -> None:
+        """Send ``signum`` and wait for the process to end; the data dir stays."""
         if self.process is None:
-            return ""
+            return
         if self.process.poll() is None:
-            self.process.send_signal(2)  # SIGINT, as Ctrl-C
+            self.process.send_signal(signum)
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
         time.sleep(0.1)
-        return "".join(self.output)
+
+    def restart(self, signum: int = signal.SIGTERM) -> Server:
+        """End this server with ``signum`` and start another on the same data dir."""
+        self.end(signum)
+        again = start_server(*self.args, env=self.env, data_dir=self.data_dir)
+        again.temporary, self.temporary = self.temporary, False
+        return again
 
 
-def start_server(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Server:
+def start_server(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
+                 data_dir: str | None = None) -> Server:
+    """A server on free ports; its embedded store in ``data_dir``, or in a temporary one
+    (deleted when it stops) unless ``args`` choose the store."""
     if DEPLOYED:
         pytest.skip("starts a local `loopsense serve` of its own; testing a deployed stack")
+    temporary = data_dir is None and not {"--data-dir", "--in-memory",
+                                          "--dynamodb-endpoint"} & set(args)
+    if temporary:
+        data_dir = tempfile.mkdtemp(prefix="loopsense-e2e-")
     process = subprocess.Popen(
-        [str(BIN / "loopsense"), "serve", "--port", "0", "--store-port", "0", *args],
+        [str(BIN / "loopsense"), "serve", "--port", "0", "--store-port", "0", *args,
+         *(["--data-dir", data_dir] if data_dir is not None else [])],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         # Unbuffered: tests read the log lines (tests/e2e: the order of events) as they happen.
         env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
@@ -185,8 +213,12 @@ def start_server(*args: str, env: dict[str, str] | None = None, timeout: float =
     threading.Thread(target=pump, daemon=True).start()
     if not ready.wait(timeout) or "url" not in found:
         process.kill()
+        process.wait()
+        if temporary and data_dir is not None:
+            shutil.rmtree(data_dir, ignore_errors=True)
         raise RuntimeError("loopsense serve did not start:\n" + "".join(output))
-    return Server(process, found["url"], found.get("store", ""), output)
+    return Server(process, found["url"], found.get("store", ""), output, args, env, data_dir,
+                  temporary)
 
 
 class Operator:
