@@ -53,6 +53,13 @@ ERRORS: dict[str, ErrorKind] = {
     "RUN_STEP_LIMIT_EXCEEDED": ErrorKind(
         429, False, "send at most 5,000 steps and 2 MiB per call (or use the runs API)"
     ),
+    # the runs API (/v1/runs/{runId}/..., docs/runs.md)
+    "RUN_AGENT_NOT_FOUND": ErrorKind(
+        404, False, "register the agent (POST /v1/runs/{runId}/agents) or send its steps first"
+    ),
+    "RUN_WRITE_CONFLICT": ErrorKind(
+        409, True, "retry the same request (with the same Idempotency-Key)"
+    ),
     # PUT /v1/me/time-budget-config, PUT /v1/detector-thresholds (spec/thresholds.md)
     "TIME_BUDGET_ABOVE_PLAN_CAP": ErrorKind(
         400, False, "send a time_budget_ms at most the plan's max_time_budget_ms, or upgrade"

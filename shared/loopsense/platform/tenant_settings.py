@@ -44,8 +44,11 @@ USED_BY = {
     "similar_call_min_cluster_size": "agent.loops similar_call",
     "time_budget_ms": "agent.loops time_budget",
     **{name: "agent.run_monitor" for name, *_ in MONITOR_THRESHOLDS},
+    "run_retention_days": "runs API",
+    "monitor_disabled": "runs API",
 }
 NAMES = ", ".join(THRESHOLDS)
+_TYPES = {int: "integer", float: "number", bool: "boolean"}
 
 
 def plan_cap(plan: Plan) -> int:
@@ -96,7 +99,7 @@ def describe(stored: Any, plan: Plan) -> dict[str, Any]:
         if name == TIME_BUDGET:
             value, high = min(value, cap), cap
         out[name] = {"value": value, "default": spec.default, "min": spec.low, "max": high,
-                     "type": "integer" if spec.kind is int else "number",
+                     "type": _TYPES[spec.kind],
                      "configured": configured, "used_by": USED_BY[name]}
     return {"plan": plan.name, "thresholds": out}
 
