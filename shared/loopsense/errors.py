@@ -54,6 +54,10 @@ ERRORS: dict[str, ErrorKind] = {
         429, False, "send at most 5,000 steps and 2 MiB per call (or use the runs API)"
     ),
     # the runs API (/v1/runs/{runId}/..., docs/runs.md)
+    "RUN_BATCH_INVALID": ErrorKind(
+        400, False, "send 1 to 500 steps of one agent (agentId in each), each with a kind (a "
+                    "tool_call needs an action), at most 350,000 bytes of stored state"
+    ),
     "RUN_AGENT_NOT_FOUND": ErrorKind(
         404, False, "register the agent (POST /v1/runs/{runId}/agents) or send its steps first"
     ),

@@ -392,13 +392,13 @@ def test_with_the_monitor_off_steps_are_answered_but_not_stored_or_charged(clien
 
 @pytest.mark.parametrize(("body", "path", "code"), [
     ({"steps": []}, "steps", "VALIDATION_ERROR"),
-    ({"steps": [{"kind": "message"}]}, "steps.0.agentId", "RUN_STEPS_INVALID"),
-    ({"steps": [{"kind": "tool_call", "agentId": "a"}]}, "steps.0.action", "RUN_STEPS_INVALID"),
+    ({"steps": [{"kind": "message"}]}, "steps.0.agentId", "RUN_BATCH_INVALID"),
+    ({"steps": [{"kind": "tool_call", "agentId": "a"}]}, "steps.0.action", "RUN_BATCH_INVALID"),
     ({"steps": [{"kind": "message", "agentId": "a"}, {"kind": "message", "agentId": "b"}]},
-     "steps.1.agentId", "RUN_STEPS_INVALID"),
+     "steps.1.agentId", "RUN_BATCH_INVALID"),
     ({"steps": [{"kind": "message", "agentId": "a", "secret_field": 1}]}, "steps.0",
      "VALIDATION_ERROR"),
-    ({"steps": [{"kind": "message", "agentId": "a"}] * 501}, "steps", "RUN_STEPS_INVALID"),
+    ({"steps": [{"kind": "message", "agentId": "a"}] * 501}, "steps", "RUN_BATCH_INVALID"),
     ({"agentId": "a", "kind": "message", "embedding": [1.0, "x"]}, "steps.0.embedding.1",
      "VALIDATION_ERROR"),
 ])
@@ -421,7 +421,7 @@ def test_a_state_past_the_item_limit_is_refused_whole(client):
              "embedding": [rng.random() for _ in range(4096)]} for i in range(40)]
     with pytest.raises(LoopsenseError) as caught:
         steps(runs, who, "big", wide)
-    assert caught.value.code == "RUN_STEPS_INVALID" and str(MAX_STORED) in caught.value.message
+    assert caught.value.code == "RUN_BATCH_INVALID" and str(MAX_STORED) in caught.value.message
     assert [i["sk"] for i in raw_items(runs, who, "big")] == ["CONFIG"]
 
 

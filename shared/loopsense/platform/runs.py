@@ -61,7 +61,7 @@ DAY_S = 86_400
 
 RUN_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 AGENT_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
-INVALID = run_monitor.INVALID
+INVALID = "RUN_BATCH_INVALID"
 
 
 def check_run_id(run_id: str | None) -> str:
