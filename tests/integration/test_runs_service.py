@@ -455,3 +455,66 @@ def test_the_flow_on_moto():
         with pytest.raises(LoopsenseError) as caught:
             steps(runs, who, "r", [call("x", {})])
         assert caught.value.code == "QUOTA_EXCEEDED"
+
+
+# ---- faults ----------------------------------------------------------------------------------
+
+
+class Failing(Counting):
+    """Fails the first ``times`` transactions with ``error``."""
+
+    def __init__(self, client: Any, error: Exception, times: int) -> None:
+        super().__init__(client)
+        self.error, self.times = error, times
+
+    def __getattr__(self, name: str) -> Any:
+        method = super().__getattr__(name)
+        if name != "transact_write_items":
+            return method
+
+        def call(**kwargs: Any) -> Any:
+            if self.times > 0:
+                self.times -= 1
+                raise self.error
+            return method(**kwargs)
+
+        return call
+
+
+def with_client(runs: Runs, client: Any) -> Runs:
+    db = Dynamo(client)
+    return Runs(RunStore(db, CONFIG.runs_table), Accounts(db, CONFIG), Metering(db, CONFIG),
+                runs.clock)
+
+
+def test_a_store_that_is_down_answers_503_and_changes_nothing(client):
+    from botocore.exceptions import EndpointConnectionError
+
+    runs, _ = service(client)
+    who = tenant()
+    steps(runs, who, "r", [call("x", {})])
+    down = with_client(runs, Failing(client, EndpointConnectionError(endpoint_url="x"), 1))
+    with pytest.raises(LoopsenseError) as caught:
+        steps(down, who, "r", [call("x", {})])
+    assert caught.value.code == "PLAN_ELIGIBILITY_UNAVAILABLE"
+    assert caught.value.retry_after_seconds()
+    assert state_of(runs, who, "r")["next"] == 1
+
+
+def test_a_transaction_conflict_is_a_lost_race_read_again(client):
+    from botocore.exceptions import ClientError
+
+    runs, _ = service(client)
+    who = tenant()
+    conflict = ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "x"},
+                            "CancellationReasons": [{"Code": "None"}] * 3 + [
+                                {"Code": "TransactionConflict"}]}, "TransactWriteItems")
+    flaky = with_client(runs, Failing(client, conflict, 2))
+    assert steps(flaky, who, "r", [call("x", {})] * 2)["sequence"] == 2
+    assert state_of(runs, who, "r")["next"] == 2
+    assert runs.metering.used(who.tenant_id, START.strftime("%Y-%m")) == 1
+    hopeless = with_client(runs, Failing(client, conflict, 100))
+    with pytest.raises(LoopsenseError) as caught:
+        steps(hopeless, who, "r", [call("x", {})])
+    assert (caught.value.code, caught.value.status) == ("RUN_WRITE_CONFLICT", 409)
+    assert state_of(runs, who, "r")["next"] == 2
