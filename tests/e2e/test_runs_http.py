@@ -153,3 +153,31 @@ def test_steps_bodies_are_capped(server):
     answer = post(server, "/v1/runs/big/steps", big)
     assert answer.status == 400
     assert error(answer)["details"][0]["path"] == "body"
+
+
+def test_concurrent_batches_over_http_are_each_applied_once(server, operator):
+    from tests.concurrency import all_at_once
+
+    tenant, key = operator.new_tenant("enterprise")  # 500 requests/s: no rate limit here
+    threads, batches, size = 8, 3, 4
+    firsts: list[int] = []
+
+    def sender(thread: int) -> None:
+        for b in range(batches):
+            batch = [{**CALL, "args": {"thread": thread, "batch": b, "i": i}}
+                     for i in range(size)]
+            headers = {"Idempotency-Key": f"t{thread}-b{b}"}
+            for _ in range(20):  # a retryable conflict: send the same request again
+                answer = post(server, "/v1/runs/busy/steps", {"steps": batch}, key=key,
+                              headers=headers)
+                if answer.status != 409:
+                    break
+                assert error(answer)["code"] == "RUN_WRITE_CONFLICT"
+            assert answer.status == 200, answer.body
+            firsts.append(answer.json()["firstIndex"])
+
+    all_at_once([lambda t=t: sender(t) for t in range(threads)])
+    total = threads * batches * size
+    assert sorted(firsts) == list(range(0, total, size))
+    assert signal(server, "/v1/runs/busy", key=key).json()["sequence"] == total
+    assert operator.usage(tenant)["used"] == threads * batches
