@@ -140,6 +140,8 @@ def test_bad_input_is_enveloped_naming_the_field(server, path, method, body, fie
     assert answer.status == 400
     found = error(answer)
     assert found["details"][0]["path"] == field
+    assert found["code"] == ("RUN_BATCH_INVALID" if field == "steps.0.agentId"
+                             else "VALIDATION_ERROR")
     assert b"SECRET-VALUE" not in answer.body and b"not json" not in answer.body
 
 

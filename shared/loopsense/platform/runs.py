@@ -70,10 +70,10 @@ def check_run_id(run_id: str | None) -> str:
     return run_id
 
 
-def check_agent_id(agent_id: Any, path: str) -> str:
+def check_agent_id(agent_id: Any, path: str, code: str = "VALIDATION_ERROR") -> str:
     if not isinstance(agent_id, str) or not AGENT_ID.match(agent_id):
         raise validation_error(path, "must be 1 to 128 printable ASCII characters, no spaces",
-                               INVALID)
+                               code)
     return agent_id
 
 
@@ -108,7 +108,7 @@ def parse_steps(raw: Any) -> tuple[str, list[dict[str, Any]]]:
         raise validation_error("steps", f"must have 1 to {MAX_BATCH} steps (send more batches)",
                                INVALID)
     steps = validate(StepBatch, raw, prefix="").steps
-    agent = check_agent_id(steps[0].get("agentId"), "steps.0.agentId")
+    agent = check_agent_id(steps[0].get("agentId"), "steps.0.agentId", INVALID)
     for index, step in enumerate(steps):
         if step.get("agentId") != agent:
             raise validation_error(f"steps.{index}.agentId",
