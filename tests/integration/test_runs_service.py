@@ -374,6 +374,19 @@ def test_an_expired_agent_reads_as_absent_and_starts_afresh(client):
     assert answer["sequence"] == 1 and answer["findings"] == []
 
 
+def test_an_expired_config_is_neither_applied_nor_brought_back(client):
+    clock = Clock()
+    runs, _ = service(client, clock)
+    who = tenant()
+    runs.set_config(who, "r", {"repeat_warn": 2})
+    config_expiry = int(clock.now.timestamp()) + 14 * DAY_S
+    clock.now += timedelta(days=15)
+    answer = steps(runs, who, "r", [call("x", {})] * 3)
+    assert answer["findings"] == []  # the default repeat_warn (4) applies again
+    config = [i for i in raw_items(runs, who, "r") if i["sk"] == "CONFIG"]
+    assert config[0]["expiresAt"] == config_expiry
+
+
 # ---- monitor off, bad input ------------------------------------------------------------------
 
 

@@ -219,7 +219,7 @@ class Runs:
 
     def _config(self, caller: Caller, config: ConfigItem | None, now: int,
                 agent: AgentItem | None) -> MonitorConfig:
-        raw = config.raw if config is not None and config.expires_at > now else {}
+        raw = config.raw if config is not None and config.expires_at > now else {}  # TTL lags
         resolved = run_monitor.resolve_config(raw, caller.settings, "config")
         objective = (agent.body.get("objective") if agent is not None else None) or None
         # Stateful answers may name tools: the tenant's own run, stored by design.
@@ -264,6 +264,8 @@ class Runs:
             now = self.clock()
             epoch = int(now.timestamp())
             agent, config = self.store.agent_and_config(caller.tenant_id, run_id, agent_id)
+            if config is not None and config.expires_at <= epoch:
+                config = None  # expired, not yet deleted: neither applied nor kept alive
             if agent is not None and key is not None:
                 replay = _replay(agent, key, body_digest, epoch)
                 if replay is not None:
