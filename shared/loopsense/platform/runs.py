@@ -251,6 +251,7 @@ class Runs:
     # POST /v1/runs/{runId}/steps ---------------------------------------------------------------
     def steps(self, identity: Identity, run_id: str, raw: Any, body: bytes,
               idempotency_key: str | None) -> dict[str, Any]:
+        started = time.perf_counter()
         check_run_id(run_id)
         agent_id, steps = parse_steps(raw)
         caller = self.admit(identity)
@@ -279,7 +280,8 @@ class Runs:
                 current.body["recent"] = [*recent, [key, body_digest, epoch, answer]][
                     -RECENT_KEYS:]
             record = UsageRecord(answer["executionId"], USAGE_KEY, SKILL.version, COST,
-                                 now.isoformat(timespec="milliseconds"), 0, "succeeded")
+                                 now.isoformat(timespec="milliseconds"),
+                                 int((time.perf_counter() - started) * 1000), "succeeded")
             actions = [self._admission(caller, epoch),
                        *self.metering.charge_items(caller.tenant_id, period_of(now),
                                                    caller.plan.credits_per_month, record),
@@ -305,14 +307,11 @@ class Runs:
                 raise validation_error(f"steps.{offset}", exc.issue, INVALID) from None
         assert answer is not None
         signal = answer.signal()
-        # The answer is stored with the Idempotency-Key: no entry refers to ``agent.body``.
-        answer_out = {"runId": run_id, "agentId": agent.agent_id, "accepted": len(steps),
-                      "firstIndex": first, "sequence": state["next"],
-                      "segmentStart": state["segmentStart"], "signals": answer.signals(),
-                      "findings": signal["findings"],
-                      "recommendation": signal["recommendation"],
-                      "executionId": str(uuid.uuid4()), "billing": {"credits": COST}}
-        return answer_out
+        return {"runId": run_id, "agentId": agent.agent_id, "accepted": len(steps),
+                "firstIndex": first, "sequence": state["next"],
+                "segmentStart": state["segmentStart"], "signals": answer.signals(),
+                "findings": signal["findings"], "recommendation": signal["recommendation"],
+                "executionId": str(uuid.uuid4()), "billing": {"credits": COST}}
 
     # GET /v1/runs/{runId}/signal ---------------------------------------------------------------
     def signal(self, identity: Identity, run_id: str, agent_id: str | None) -> dict[str, Any]:
