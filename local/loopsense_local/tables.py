@@ -23,6 +23,7 @@ TABLES: dict[str, str] = {
     "UsageTable": "usage_table",
     "RateLimitsTable": "rate_limits_table",
     "IdempotencyTable": "idempotency_table",
+    "RunsTable": "runs_table",
 }
 
 

@@ -39,6 +39,17 @@ PLATFORM_ERRORS: dict[str, ErrorKind] = {
     "PLAYBOOK_NOT_FOUND": ErrorKind(
         404, False, "use the playbook name a finding gives (its `playbook` field)"
     ),
+    # the runs API (/v1/runs/{runId}/..., docs/runs.md)
+    "RUN_BATCH_INVALID": ErrorKind(
+        400, False, "send 1 to 500 steps of one agent (agentId in each), each with a kind (a "
+                    "tool_call needs an action), at most 350,000 bytes of stored state"
+    ),
+    "RUN_AGENT_NOT_FOUND": ErrorKind(
+        404, False, "register the agent (POST /v1/runs/{runId}/agents) or send its steps first"
+    ),
+    "RUN_WRITE_CONFLICT": ErrorKind(
+        409, True, "retry the same request (with the same Idempotency-Key)"
+    ),
 }
 
 # The codes only one skill answers with: each is in that skill's catalog entry (Skill.errors),

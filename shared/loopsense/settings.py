@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     usage_table: str
     rate_limits_table: str
     idempotency_table: str
+    runs_table: str
     # None: the standard AWS configuration (AWS_ENDPOINT_URL_DYNAMODB, region, credentials).
     dynamodb_endpoint: str | None = None
     region: str | None = None  # None: boto3's own (AWS_REGION on Lambda, the profile elsewhere)

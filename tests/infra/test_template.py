@@ -25,7 +25,8 @@ BIN = Path(sys.executable).parent
 # Functions that are part of the platform, not a skill (the router, the authorizer, admin...).
 # Every other AWS::Serverless::Function must be a skill in the catalog.
 PLATFORM_FUNCTIONS: frozenset[str] = frozenset({"AuthorizerFunction", "ExecuteFunction",
-                                               "PlaybooksFunction", "SettingsFunction"})
+                                               "PlaybooksFunction", "SettingsFunction",
+                                               "RunsFunction"})
 
 LAYER = "SharedLayer"
 NUMPY_CEILING = Version("2.3")  # 2.3+ has only manylinux_2_28 wheels; Lambda py3.11 is glibc 2.26
@@ -282,7 +283,7 @@ def test_every_table_is_known_to_settings_and_named_to_every_function_that_reads
 
 def test_counters_and_idempotency_records_expire_by_ttl(template):
     tables = _resources(template, "AWS::DynamoDB::Table")
-    for logical_id in ("RateLimitsTable", "IdempotencyTable", "UsageTable"):
+    for logical_id in ("RateLimitsTable", "IdempotencyTable", "UsageTable", "RunsTable"):
         assert tables[logical_id]["Properties"]["TimeToLiveSpecification"]["Enabled"] is True
 
 
@@ -299,3 +300,29 @@ def test_each_skill_function_times_out_at_its_catalog_budget(template):
     for skill in SKILLS:
         function = template["Resources"][skill.function]
         assert _prop(template, function, "Timeout") * 1000 == skill.timeout_ms, skill.key
+
+
+def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(template):
+    """Least privilege: the runs table for its reads and (transactional) writes, the plan rows,
+    the charge and the rate counter; nothing else, on nothing else."""
+    runs = template["Resources"]["RunsFunction"]["Properties"]
+    statements = [s for p in runs["Policies"] for s in p["Statement"]]
+    granted = {str(s["Resource"]): sorted([s["Action"]] if isinstance(s["Action"], str)
+                                          else s["Action"]) for s in statements}
+    assert all(s["Effect"] == "Allow" for s in statements)
+    assert granted == {
+        str({"Fn::GetAtt": ["RunsTable", "Arn"]}): sorted([
+            "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
+            "dynamodb:UpdateItem"]),
+        str({"Fn::GetAtt": ["PlansTable", "Arn"]}): ["dynamodb:GetItem"],
+        str({"Fn::GetAtt": ["UsageTable", "Arn"]}): ["dynamodb:PutItem", "dynamodb:UpdateItem"],
+        str({"Fn::GetAtt": ["RateLimitsTable", "Arn"]}): ["dynamodb:UpdateItem"],
+    }
+    paths = {(e["Properties"]["Method"], e["Properties"]["Path"])
+             for e in runs["Events"].values()}
+    assert paths == {("POST", "/v1/runs/{runId}/agents"), ("POST", "/v1/runs/{runId}/steps"),
+                     ("GET", "/v1/runs/{runId}/signal"), ("POST", "/v1/runs/{runId}/reset"),
+                     ("PUT", "/v1/runs/{runId}/config")}
+    table = template["Resources"]["RunsTable"]["Properties"]
+    assert [k["AttributeName"] for k in table["KeySchema"]] == ["pk", "sk"]
+    assert table["TimeToLiveSpecification"]["AttributeName"] == "expiresAt"

@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from loopsense.errors import ERRORS, PLATFORM_ERRORS, SKILL_ERRORS
-from loopsense.platform.catalog import ALL_PLANS, PLANS, SKILLS, playbook_names, used_by
+from loopsense.platform.catalog import (
+    ALL_PLANS,
+    PLANS,
+    ROUTE_SETTINGS,
+    SKILLS,
+    playbook_names,
+    used_by,
+)
 from loopsense.platform.plans import PLAN_NAMES, default_plan
 from loopsense.playbooks import NAMES, playbook
 from loopsense.skills.thresholds import THRESHOLDS
@@ -56,7 +63,9 @@ def test_a_skill_raises_platform_codes_and_its_own_only(skill):
 def test_every_threshold_is_applied_by_exactly_one_skill():
     owned = _owned("thresholds")
     assert len(owned) == len(set(owned)), "a threshold is declared by two skills"
-    assert set(owned) == set(THRESHOLDS)
+    assert set(owned).isdisjoint(ROUTE_SETTINGS), "a setting is both a skill's and a route's"
+    assert set(owned) | set(ROUTE_SETTINGS) == set(THRESHOLDS)
+    assert used_by("monitor_disabled") == "the runs API"
     assert used_by("revisit_threshold") == "agent.semantic_loop"
     assert used_by("similar_call_min_cluster_size") == "agent.loops similar_call"
 

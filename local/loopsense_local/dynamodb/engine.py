@@ -42,6 +42,7 @@ from loopsense_local.dynamodb.table import Index, Key, KeySchema, Table, key_tex
 
 Params = dict[str, Any]
 MAX_TRANSACTION_ITEMS = 100
+MAX_BATCH_GET_KEYS = 100
 ACCOUNT = "000000000000"
 REGION = "local"
 SWEEP_INTERVAL_S = 30.0
@@ -80,6 +81,7 @@ class Engine:
             "GetItem": self.get_item, "PutItem": self.put_item, "UpdateItem": self.update_item,
             "DeleteItem": self.delete_item, "Query": self.query, "Scan": self.scan,
             "TransactWriteItems": self.transact_write_items,
+            "BatchGetItem": self.batch_get_item,
         }
 
     @property
@@ -221,6 +223,20 @@ class Engine:
         if item is None:
             return {}
         return {"Item": project(item, paths) if paths else item}
+
+    def batch_get_item(self, params: Params) -> Params:
+        """Up to 100 keys over any tables, all read at once (never any UnprocessedKeys)."""
+        requests = params["RequestItems"]
+        if not 1 <= sum(len(r["Keys"]) for r in requests.values()) <= MAX_BATCH_GET_KEYS:
+            raise validation(f"RequestItems must name 1 to {MAX_BATCH_GET_KEYS} keys")
+        responses: Params = {}
+        for name, request in requests.items():
+            if "ProjectionExpression" in request or "AttributesToGet" in request:
+                raise validation("BatchGetItem: projections are not offered here")
+            table = self._table({"TableName": name})
+            items = (table.get(table.key(key)) for key in request["Keys"])
+            responses[name] = [item for item in items if item is not None]
+        return {"Responses": responses, "UnprocessedKeys": {}}
 
     def put_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD"))

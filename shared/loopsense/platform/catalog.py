@@ -109,13 +109,19 @@ SKILLS: tuple[Skill, ...] = (
 
 CATALOG: dict[str, Skill] = {s.key: s for s in SKILLS}
 
+# Tenant settings that belong to a route rather than a skill -> the route that applies them.
+ROUTE_SETTINGS: dict[str, str] = {
+    "run_retention_days": "the runs API",
+    "monitor_disabled": "the runs API",
+}
+
 
 def used_by(threshold: str) -> str:
     """Which skill (and which part of it) applies a threshold: GET /v1/detector-thresholds."""
     for skill in SKILLS:
         if threshold in skill.thresholds:
             return f"{skill.key} {skill.thresholds[threshold]}".strip()
-    raise KeyError(threshold)
+    return ROUTE_SETTINGS[threshold]
 
 
 def playbook_names() -> tuple[str, ...]:

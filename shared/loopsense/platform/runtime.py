@@ -13,6 +13,7 @@ from loopsense.store.dynamo import Dynamo, make_client
 if TYPE_CHECKING:
     from loopsense.platform.invoke import Invoker
     from loopsense.platform.pipeline import Platform
+    from loopsense.platform.runs import Runs
 
 
 def build_platform(config: Settings, invoker: Invoker | None = None) -> Platform:
@@ -49,3 +50,17 @@ def accounts() -> Accounts:
 @lru_cache(maxsize=1)
 def tenant_settings() -> TenantSettings:
     return TenantSettings(accounts())
+
+
+def build_runs(config: Settings) -> Runs:
+    from loopsense.platform.runs import Runs
+    from loopsense.store.metering import Metering
+    from loopsense.store.runs import RunStore
+
+    db = Dynamo(make_client(config))
+    return Runs(RunStore(db, config.runs_table), Accounts(db, config), Metering(db, config))
+
+
+@lru_cache(maxsize=1)
+def runs() -> Runs:
+    return build_runs(settings())

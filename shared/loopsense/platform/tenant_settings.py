@@ -37,6 +37,7 @@ MAX_BODY_BYTES = 16 * 1024
 ATTEMPTS = 5
 
 NAMES = ", ".join(THRESHOLDS)
+_TYPES = {int: "integer", float: "number", bool: "boolean"}
 
 
 def plan_cap(plan: Plan) -> int:
@@ -87,7 +88,7 @@ def describe(stored: Any, plan: Plan) -> dict[str, Any]:
         if name == TIME_BUDGET:
             value, high = min(value, cap), cap
         out[name] = {"value": value, "default": spec.default, "min": spec.low, "max": high,
-                     "type": "integer" if spec.kind is int else "number",
+                     "type": _TYPES[spec.kind],
                      "configured": configured, "used_by": used_by(name)}
     return {"plan": plan.name, "thresholds": out}
 

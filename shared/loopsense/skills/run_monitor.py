@@ -99,21 +99,24 @@ SETTINGS = tuple(Settings.model_fields)
 CONFIG_NAMES = (*DEFAULTS, *SETTINGS)
 
 
-def _config(raw: Mapping[str, Any] | None, tenant: Mapping[str, Any] | None) -> MonitorConfig:
+def resolve_config(raw: Mapping[str, Any] | None, tenant: Mapping[str, Any] | None,
+                   where: str = CONFIG) -> MonitorConfig:
+    """``config`` (at ``where``: the runs API checks a run's config the same way) over the
+    tenant's settings, or VALIDATION_ERROR naming the field and its bounds."""
     raw = raw or {}
     if any(name not in CONFIG_NAMES for name in raw):
         # Never echo the caller's unknown name: list the known ones.
-        raise validation_error(CONFIG, "names something that is not a setting "
+        raise validation_error(where, "names something that is not a setting "
                                        f"({', '.join(CONFIG_NAMES)})")
-    thresholds = {name: effective(name, raw, tenant, CONFIG) for name in DEFAULTS}
-    settings = validate(Settings, {k: v for k, v in raw.items() if k in SETTINGS}, CONFIG)
+    thresholds = {name: effective(name, raw, tenant, where) for name in DEFAULTS}
+    settings = validate(Settings, {k: v for k, v in raw.items() if k in SETTINGS}, where)
     unknown_rules = [r for r in settings.disabled_rules if r not in RULES]
     if unknown_rules:
-        raise validation_error(f"{CONFIG}.disabled_rules",
+        raise validation_error(f"{where}.disabled_rules",
                                f"must name rules among {', '.join(RULES)}")
     tools = {}
     for name, policy in settings.tools.items():
-        own = {t: effective(t, policy, None, f"{CONFIG}.tools.<tool>") for t in TOOL_THRESHOLDS
+        own = {t: effective(t, policy, None, f"{where}.tools.<tool>") for t in TOOL_THRESHOLDS
                if t in policy}
         tools[name] = ToolPolicy(
             exempt=policy.get("exempt", False), poll=policy.get("poll", False), thresholds=own,
@@ -134,7 +137,7 @@ def parse(raw: Any, tenant: Mapping[str, Any] | None = None
     steps = parsed.steps
     if len(steps) < MIN_STEPS:
         raise validation_error("input.steps", f"must have at least {MIN_STEPS} step", INVALID)
-    config = _config(parsed.config, tenant)
+    config = resolve_config(parsed.config, tenant)
     agents = set()
     dimensions = {len(config.objective)} if config.objective else set()
     for index, step in enumerate(steps):

@@ -25,6 +25,8 @@ class Threshold:
 
     @property
     def kind(self) -> type:
+        if isinstance(self.default, bool):
+            return bool
         return float if isinstance(self.default, float) else int
 
 
@@ -39,6 +41,10 @@ THRESHOLDS: dict[str, Threshold] = {
         Threshold("time_budget_ms", 60_000, 1_000, 86_400_000),
         # agent.run_monitor and the runs API: defined with the monitor's rules
         *(Threshold(*spec) for spec in MONITOR_THRESHOLDS),
+        # the runs API (docs/runs.md): how long a run's state lives after its last write, and
+        # the tenant's off switch for the run monitor
+        Threshold("run_retention_days", 14, 1, 365),
+        Threshold("monitor_disabled", False, False, True),
     )
 }
 
@@ -50,6 +56,10 @@ PLAN_CAP = "max_time_budget_ms"
 def check(name: str, value: Any, path: str) -> int | float:
     """``value`` if it is of the threshold's type and within its bounds, else VALIDATION_ERROR."""
     spec = THRESHOLDS[name]
+    if spec.kind is bool:
+        if not isinstance(value, bool):
+            raise validation_error(path, "must be a boolean (true or false)")
+        return value
     wrong_type = isinstance(value, bool) or not isinstance(value, int | float)
     if wrong_type or (spec.kind is int and not isinstance(value, int)):
         kind = "an integer" if spec.kind is int else "a number"
