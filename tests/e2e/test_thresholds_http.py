@@ -38,7 +38,9 @@ DEFAULTS = {"revisit_threshold": 3, "step_count_threshold": 10, "identical_call_
             "cycle_repeats": 3, "error_streak": 3, "monologue_limit": 3,
             "content_chunk_chars": 50, "content_repeats": 10, "stagnation_threshold": 3,
             "condensation_limit": 10, "drift_threshold": 0.5, "novelty_window": 5,
-            "novelty_floor": 0.15, "history_size": 50, "nudges_before_break": 1}
+            "novelty_floor": 0.15, "history_size": 50, "nudges_before_break": 1,
+            # the runs API's own settings
+            "run_retention_days": 14, "monitor_disabled": False}
 # name: (low, high on enterprise, one step)
 BOUNDS = {"revisit_threshold": (2, 1000, 1), "step_count_threshold": (2, 10_000, 1),
           "identical_call_min_repeats": (2, 100, 1),
@@ -50,17 +52,12 @@ BOUNDS = {"revisit_threshold": (2, 1000, 1), "step_count_threshold": (2, 10_000,
           "content_repeats": (2, 100, 1), "stagnation_threshold": (2, 100, 1),
           "condensation_limit": (2, 100, 1), "drift_threshold": (0.01, 2.0, 0.01),
           "novelty_window": (2, 100, 1), "novelty_floor": (0.0, 1.0, 0.01),
-          "history_size": (10, 1000, 1), "nudges_before_break": (0, 10, 1)}
+          "history_size": (10, 1000, 1), "nudges_before_break": (0, 10, 1),
+          "run_retention_days": (1, 365, 1)}
 CAPS = {"hobby": 600_000, "team": 3_600_000, "enterprise": 86_400_000}
 
 # agent.semantic_loop: the same state checkpointed three times.
 THREE_REVISITS = {"events": [{"type": "checkpoint", "metadata": {"page": 2, "query": "q"}}] * 3}
-
-
-
-
-
-
 
 
 def get(server: Server, key: str, path: str = THRESHOLDS) -> dict[str, Any]:
@@ -106,6 +103,9 @@ def test_get_lists_every_threshold_with_value_default_and_bounds(server: Server,
     doc = get(server, key)
     assert doc["plan"] == "team"
     assert list(doc["thresholds"]) == list(DEFAULTS)
+    switch = doc["thresholds"].pop("monitor_disabled")  # the one boolean setting
+    assert switch == {"value": False, "default": False, "min": False, "max": True,
+                      "type": "boolean", "configured": None, "used_by": "the runs API"}
     for name, entry in doc["thresholds"].items():
         low, high, _ = BOUNDS[name]
         high = CAPS["team"] if name == "time_budget_ms" else high

@@ -18,7 +18,8 @@ from loopsense.settings import TABLE_FIELDS, env_name
 from loopsense_local.tables import local_table_name
 from tests.infra.test_template import REPO_ROOT
 
-READERS = ("authorizer", "execute", "settings")  # test_template checks this against template.yaml
+# test_template checks this against template.yaml
+READERS = ("authorizer", "execute", "runs", "settings")
 BASE_ENV = {"PATH": os.environ.get("PATH", ""), "AWS_DEFAULT_REGION": "us-east-1",
             "POWERTOOLS_TRACE_DISABLED": "1"}
 ALL_TABLES = {env_name(f): local_table_name(f) for f in TABLE_FIELDS}

@@ -205,6 +205,7 @@ def test_every_function_answers_its_event_from_the_build_output(built, runtime, 
     body = json.loads(executed["body"])
     assert body["output"]["loopDetected"] is True and body["billing"] == {"credits": 1}
     assert answers.pop("SettingsFunction")["statusCode"] == 200
+    assert answers.pop("RunsFunction")["statusCode"] == 200
     playbook = answers.pop("PlaybooksFunction")
     assert playbook["statusCode"] == 200 and json.loads(playbook["body"])["name"]
     for name, answer in answers.items():  # the skills: invoked directly by the router

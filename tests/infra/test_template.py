@@ -272,7 +272,7 @@ def test_every_table_is_known_to_settings_and_named_to_every_function_that_reads
     for logical_id in tables:
         assert tables[logical_id]["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
     readers = store_readers(template)
-    assert readers == {"AuthorizerFunction", "ExecuteFunction", "SettingsFunction"}
+    assert readers == {"AuthorizerFunction", "ExecuteFunction", "RunsFunction", "SettingsFunction"}
     for name, function in _functions(template).items():
         variables = (_prop(template, function, "Environment") or {}).get("Variables", {})
         named = {v: variables[v] for v in variables if v.endswith("_TABLE")}

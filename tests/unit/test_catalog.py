@@ -28,7 +28,7 @@ from loopsense.playbooks import NAMES, playbook
 from loopsense.skills.thresholds import THRESHOLDS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PLATFORM_FUNCTIONS = ("authorizer", "execute", "playbooks", "settings")
+PLATFORM_FUNCTIONS = ("authorizer", "execute", "playbooks", "runs", "settings")
 
 
 def _strings(module: str) -> set[str]:
