@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-import signal
-import threading
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from typing import Any
+
+from loopsense_local.aws_env import is_loopback, use_local_store
 
 # A well-known key for the local development tenant only (like LocalStack's "test"): it makes
 # the README's curl line work verbatim. Never use it against a real deployment.
@@ -14,15 +15,27 @@ DEV_API_KEY = "ls_local_development_key_0001"
 DEV_TENANT = "dev"
 
 
+@dataclass(frozen=True)
+class Limits:
+    """How the HTTP server bounds clients (loopsense_local.http_server)."""
+
+    max_concurrency: int = 64  # requests in flight (body read, handler run, answer)
+    idle_timeout_s: int = 5  # a connection without a complete request head is closed
+    read_timeout_s: int = 10  # no byte for this long while a request is open: closed
+    body_timeout_s: int = 30  # a whole body must have arrived by then
+
+
 @dataclass
 class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 3000
+    store_host: str = "127.0.0.1"  # the embedded store takes any credentials: loopback only
     store_port: int = 8000
     dynamodb_endpoint: str | None = None
     dev_api_key: str = DEV_API_KEY
     dev_plan: str = "team"
     test_skills: bool = False
+    limits: Limits = field(default_factory=Limits)
 
 
 def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
@@ -31,7 +44,7 @@ def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")  # no X-Ray daemon locally
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "1")  # no CloudWatch to read EMF
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # any region, for a local store
-    os.environ["LOOPSENSE_DYNAMODB_ENDPOINT"] = store_endpoint
+    use_local_store(store_endpoint)
 
 
 def seed(options: ServeOptions) -> None:
@@ -74,13 +87,21 @@ def _banner(options: ServeOptions, url: str, store_endpoint: str) -> str:
     ])
 
 
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 def serve(options: ServeOptions) -> int:
     embedded: Any = None
     store_endpoint = options.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT")
     if store_endpoint is None:
         from loopsense_local.embedded import EmbeddedDynamoDB
 
-        embedded = EmbeddedDynamoDB(options.host, options.store_port).start()
+        if not is_loopback(f"http://{options.store_host}"):
+            print(f"loopsense: WARNING: the embedded DynamoDB listens on {options.store_host} and "
+                  "takes any credentials: whoever reaches that address reads and changes "
+                  "every tenant and key", file=sys.stderr, flush=True)
+        embedded = EmbeddedDynamoDB(options.store_host, options.store_port).start()
         store_endpoint = embedded.endpoint
     _configure_environment(options, store_endpoint)
     if options.test_skills:
@@ -89,26 +110,16 @@ def serve(options: ServeOptions) -> int:
         test_skills.install()
     seed(options)
 
-    from loopsense_local.gateway import Gateway, make_http_server
+    from loopsense_local.gateway import Gateway
+    from loopsense_local.http_server import HttpServer
 
-    server = make_http_server(Gateway(), options.host, options.port)
-    url = f"http://{options.host}:{server.server_port}"
+    server = HttpServer(Gateway(), options.host, options.port, options.limits)
+    url = f"http://{_url_host(options.host)}:{server.port}"
     print(_banner(options, url, store_endpoint), flush=True)
     print(f"loopsense: ready {url}", flush=True)
-
-    stopping = threading.Event()
-
-    def stop(signum: int, frame: Any) -> None:
-        if not stopping.is_set():
-            stopping.set()
-            threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
     try:
-        server.serve_forever()
+        server.run()  # until SIGINT or SIGTERM
     finally:
-        server.server_close()
         if embedded is not None:
             embedded.stop()
         print("loopsense: stopped", flush=True)
