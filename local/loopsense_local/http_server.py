@@ -143,13 +143,13 @@ class HttpServer:
     def __init__(self, gateway: Gateway, host: str, port: int, limits: Limits) -> None:
         self.app = GatewayApp(gateway, limits)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.socket = socket.socket(family, socket.SOCK_STREAM)
-        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.socket.bind((host, port))
-        self.socket.listen(1024)  # a burst of clients waits here instead of being reset
-        self.port: int = self.socket.getsockname()[1]
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(1024)  # a burst of clients waits here instead of being reset
+        self.port: int = listener.getsockname()[1]
         self.config = Config()
-        self.config.bind = [f"fd://{self.socket.fileno()}"]
+        self.config.bind = [f"fd://{listener.detach()}"]  # Hypercorn's to close now
         self.config.include_server_header = False  # no product or version in any answer
         self.config.accesslog = None  # an access line would carry the path
         self.config.loglevel = "WARNING"
@@ -165,7 +165,4 @@ class HttpServer:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        try:
-            await serve(self.app, self.config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
-        finally:
-            self.socket.close()
+        await serve(self.app, self.config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
