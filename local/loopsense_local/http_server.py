@@ -44,6 +44,10 @@ class _Refused(Exception):
         self.error = error
 
 
+class _Gone(Exception):
+    """The client closed its connection before its request was complete: nobody to answer."""
+
+
 class GatewayApp:
     """The ASGI application: HTTP request -> Gateway.handle -> HTTP response."""
 
@@ -64,6 +68,8 @@ class GatewayApp:
         try:
             response = await self._answer(scope, receive)
             close = False
+        except _Gone:
+            return
         except _Refused as refused:
             response, close = error_response(refused.error, str(uuid.uuid4())), True
         except Exception as exc:  # noqa: BLE001 - answered in the envelope, type logged only
@@ -88,19 +94,20 @@ class GatewayApp:
         self.in_flight += 1
         try:
             length = headers.get("content-length")
-            if length is not None and int(length) > MAX_BODY_BYTES:  # h11 checked the digits
+            if length is not None and not length.isdigit():  # h11 refuses these; HTTP/2 may not
+                raise _Refused(validation_error("Content-Length", "must be a number of bytes"))
+            if length is not None and int(length) > MAX_BODY_BYTES:
                 raise _Refused(body_too_large(MAX_BODY_BYTES))
             body = await self._body(receive) if scope["type"] == "http" else b""
-            if body is None:  # the client went away
-                raise _Refused(LoopsenseError("INTERNAL_ERROR", "the client disconnected"))
             path = scope["raw_path"].decode("latin-1")
             query = scope["query_string"].decode("latin-1")
+            method = scope.get("method", "GET")  # a WebSocket upgrade is a GET
             return await asyncio.get_running_loop().run_in_executor(
-                self.pool, self.gateway.handle, scope["method"], path, query, headers, body)
+                self.pool, self.gateway.handle, method, path, query, headers, body)
         finally:
             self.in_flight -= 1
 
-    async def _body(self, receive: Receive) -> bytes | None:
+    async def _body(self, receive: Receive) -> bytes:
         """The body as it arrives, refused once over the cap or past the deadline."""
         chunks: list[bytes] = []
         size = 0
@@ -109,7 +116,7 @@ class GatewayApp:
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
-                        return None
+                        raise _Gone
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > MAX_BODY_BYTES:
