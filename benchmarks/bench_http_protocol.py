@@ -14,8 +14,8 @@ measures, each against a baseline taken in the same run:
    median of 20), then the same call right after N connections that each sent half a request
    head (1,000 and 2,000) are closed at once: the time until it is answered;
 2. the server's resident memory (VmRSS, /proc) after start and a few calls (the baseline), then
-   after 20 requests that each stream 12 MiB of chunked body (twice the 6 MiB cap), and its
-   peak (VmHWM).
+   after 20 requests that each stream 12 MiB of chunked body (twice the 6 MiB cap), then after
+   32 calls at once with a JSON body just under the cap; and its peak (VmHWM).
 """
 
 from __future__ import annotations
@@ -101,6 +101,27 @@ def oversized_chunked(host: str, port: int) -> None:
             pass  # refused and closed while we were still sending
 
 
+def big_calls(host: str, port: int, clients: int) -> None:
+    """``clients`` calls at once, each a JSON body just under the 6 MiB cap (events of a few
+    bytes, so parsing builds the most objects): answered with the skill's input limit."""
+    event = b'{"action": "a"}, '
+    events = event * ((6 * 1024 * 1024 - 4096) // len(event))
+    body = b'{"skillKey": "agent.loop_detect", "input": {"events": [' + events + b'{}]}}'
+
+    def one() -> None:
+        conn = http.client.HTTPConnection(host, port, timeout=300)
+        conn.request("POST", "/v1/execute", body=body,
+                     headers={"Authorization": f"Bearer {KEY}"})
+        conn.getresponse().read()
+        conn.close()
+
+    threads = [threading.Thread(target=one) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -128,6 +149,13 @@ def main() -> int:
               f"after {4 if args.quick else 20} chunked bodies of 12 MiB (cap 6 MiB): "
               f"{after['VmRSS'] / 1024:.1f} MiB ({after['VmRSS'] / before['VmRSS']:.2f}x), "
               f"peak {after['VmHWM'] / 1024:.1f} MiB")
+        clients = 4 if args.quick else 32
+        big_calls(host, port, clients)
+        time.sleep(2)
+        big = memory_kib(process.pid)
+        print(f"after {clients} calls at once with a 6 MiB JSON body each: "
+              f"{big['VmRSS'] / 1024:.1f} MiB ({big['VmRSS'] / before['VmRSS']:.2f}x), "
+              f"peak {big['VmHWM'] / 1024:.1f} MiB")
     finally:
         process.send_signal(2)
         process.wait(timeout=15)

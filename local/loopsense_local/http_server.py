@@ -7,8 +7,9 @@ malformed request with an empty 400/431/501 that quotes nothing. The app adds wh
 a request with both Content-Length and Transfer-Encoding is refused and its connection closed
 (RFC 9112, section 6.1: h11 would take the chunked body and keep the connection); a body is
 counted as it arrives and refused past MAX_BODY_BYTES or ``body_timeout_s``, never buffered
-beyond the cap; at ``max_concurrency`` requests in flight the next one is SERVER_BUSY (503,
-Retry-After) at once. Every answer is the envelope, and nothing of a request is logged.
+beyond the cap; at ``max_concurrency`` requests in flight (or ``large_bodies`` bodies over
+1 MiB, whose parse takes ~100 MB) the next one is SERVER_BUSY (503, Retry-After) at once.
+Every answer is the envelope, and nothing of a request is logged.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from loopsense.platform.pipeline import MAX_BODY_BYTES
 from loopsense_local.gateway import Gateway
 from loopsense_local.serve import Limits
 
+# A body over this takes one of Limits.large_bodies slots (the parse, not the bytes, is large).
+LARGE_BODY_BYTES = 1 << 20
+
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -54,7 +58,7 @@ class GatewayApp:
     def __init__(self, gateway: Gateway, limits: Limits) -> None:
         self.gateway, self.limits = gateway, limits
         self.pool = ThreadPoolExecutor(limits.max_concurrency, thread_name_prefix="handler")
-        self.in_flight = 0  # touched on the event loop only
+        self.in_flight = self.large_in_flight = 0  # touched on the event loop only
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -87,18 +91,17 @@ class GatewayApp:
             raise _Refused(validation_error(
                 "headers", "must not carry both Content-Length and Transfer-Encoding"))
         if self.in_flight >= self.limits.max_concurrency:
-            raise _Refused(LoopsenseError(
-                "SERVER_BUSY",
-                f"more than {self.limits.max_concurrency} requests at once on this server",
-                retry_after=1))
+            raise _Refused(_busy(f"more than {self.limits.max_concurrency} requests"))
         self.in_flight += 1
+        large = [False]  # holds a large-body slot
         try:
             length = headers.get("content-length")
             if length is not None and not length.isdigit():  # h11 refuses these; HTTP/2 may not
                 raise _Refused(validation_error("Content-Length", "must be a number of bytes"))
             if length is not None and int(length) > MAX_BODY_BYTES:
                 raise _Refused(body_too_large(MAX_BODY_BYTES))
-            body = await self._body(receive) if scope["type"] == "http" else b""
+            body = await self._body(receive, int(length or 0), large) \
+                if scope["type"] == "http" else b""
             path = scope["raw_path"].decode("latin-1")
             query = scope["query_string"].decode("latin-1")
             method = scope.get("method", "GET")  # a WebSocket upgrade is a GET
@@ -106,14 +109,23 @@ class GatewayApp:
                 self.pool, self.gateway.handle, method, path, query, headers, body)
         finally:
             self.in_flight -= 1
+            if large[0]:
+                self.large_in_flight -= 1
 
-    async def _body(self, receive: Receive) -> bytes:
-        """The body as it arrives, refused once over the cap or past the deadline."""
+    async def _body(self, receive: Receive, declared: int, large: list[bool]) -> bytes:
+        """The body as it arrives, refused once over the cap or past the deadline, or when it
+        grows large (``declared`` or as counted) while every large-body slot is taken."""
         chunks: list[bytes] = []
         size = 0
         try:
             async with asyncio.timeout(self.limits.body_timeout_s):
                 while True:
+                    if max(size, declared) > LARGE_BODY_BYTES and not large[0]:
+                        if self.large_in_flight >= self.limits.large_bodies:
+                            raise _Refused(_busy(f"more than {self.limits.large_bodies} "
+                                                 f"bodies over {LARGE_BODY_BYTES} bytes"))
+                        self.large_in_flight += 1
+                        large[0] = True
                     message = await receive()
                     if message["type"] == "http.disconnect":
                         raise _Gone
@@ -127,6 +139,10 @@ class GatewayApp:
         except TimeoutError:
             raise _Refused(validation_error(
                 "body", f"must arrive within {self.limits.body_timeout_s} seconds")) from None
+
+
+def _busy(what: str) -> LoopsenseError:
+    return LoopsenseError("SERVER_BUSY", f"{what} at once on this server", retry_after=1)
 
 
 async def _send(send: Send, prefix: str, response: dict[str, Any], close: bool,

@@ -4,7 +4,7 @@ handling, never executes a smuggled request, never echoes what the client sent (
 the method, path, headers and body) in an answer or in the server's output, and never leaves
 the server unable to answer.
 
-The module's server runs with short timeouts and a concurrency bound of 2, so that the tests
+The module's server runs with short timeouts and a concurrency bound of 4, so that the tests
 can reach them; every wait below is derived from those settings with a wide margin.
 """
 
@@ -28,7 +28,8 @@ from tests.e2e.server import DEV_KEY, Operator, Server, start_server
 
 IDLE_TIMEOUT_S = 2
 READ_TIMEOUT_S = 2
-MAX_CONCURRENCY = 2
+MAX_CONCURRENCY = 4
+LARGE_BODIES = 2  # Limits.large_bodies, the default: bodies over 1 MiB handled at once
 # Long enough for any answer on a busy machine; a server that keeps a connection open past its
 # own timeouts is still caught, since the client's wait is this plus those timeouts.
 PATIENCE_S = 30
@@ -256,6 +257,29 @@ def test_a_chunked_body_over_the_cap_is_refused_as_it_arrives(proto: Server) -> 
     assert [(a.status, a.error_code()) for a in answers] in ([(400, "VALIDATION_ERROR")], [])
     assert_clean(answers, raw)
     assert proto.request(execute_call()).status == 200
+
+
+def test_large_bodies_beyond_their_slots_get_503_server_busy_before_they_are_sent(
+        proto: Server) -> None:
+    head = (f"POST /v1/execute HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {DEV_KEY}\r\n"
+            f"Content-Length: {2 << 20}\r\n\r\n").encode()
+    answers: list[Answer] = []
+    for _attempt in range(3):  # the holders' heads must be read first: a round trip after them
+        holders = [socket.create_connection(address(proto), timeout=PATIENCE_S)
+                   for _ in range(LARGE_BODIES)]
+        try:
+            for sock in holders:
+                sock.sendall(head + b"x" * 1000)  # then nothing: each holds a large-body slot
+            assert proto.request(b"", path="/v1/playbooks/step_count", method="GET").status == 200
+            answers, raw = exchange(proto, head)  # its body never sent: answered at once
+        finally:
+            for sock in holders:
+                sock.close()
+        if answers:
+            break
+    assert [(a.status, a.error_code()) for a in answers] == [(503, "SERVER_BUSY")]
+    assert answers[0].headers["retry-after"] == "1"
+    assert b"1048576 bytes" in answers[0].body
 
 
 # 5. half-sent connections -----------------------------------------------------------------------
