@@ -101,18 +101,26 @@ def oversized_chunked(host: str, port: int) -> None:
             pass  # refused and closed while we were still sending
 
 
-def big_calls(host: str, port: int, clients: int) -> None:
+def big_calls(host: str, port: int, clients: int) -> dict[str, int]:
     """``clients`` calls at once, each a JSON body just under the 6 MiB cap (events of a few
-    bytes, so parsing builds the most objects): answered with the skill's input limit."""
+    bytes, so parsing builds the most objects): the statuses seen (400 is the skill's input
+    limit; 503 SERVER_BUSY is often seen as a connection closed while the body is sent)."""
     event = b'{"action": "a"}, '
     events = event * ((6 * 1024 * 1024 - 4096) // len(event))
     body = b'{"skillKey": "agent.loop_detect", "input": {"events": [' + events + b'{}]}}'
 
+    outcomes: list[str] = []
+
     def one() -> None:
         conn = http.client.HTTPConnection(host, port, timeout=300)
-        conn.request("POST", "/v1/execute", body=body,
-                     headers={"Authorization": f"Bearer {KEY}"})
-        conn.getresponse().read()
+        try:
+            conn.request("POST", "/v1/execute", body=body,
+                         headers={"Authorization": f"Bearer {KEY}"})
+            answer = conn.getresponse()
+            outcomes.append(str(answer.status))
+            answer.read()
+        except OSError:  # SERVER_BUSY answered before the body, and the connection closed
+            outcomes.append("closed while sending")
         conn.close()
 
     threads = [threading.Thread(target=one) for _ in range(clients)]
@@ -120,6 +128,7 @@ def big_calls(host: str, port: int, clients: int) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+    return {outcome: outcomes.count(outcome) for outcome in sorted(set(outcomes))}
 
 
 def main() -> int:
@@ -150,12 +159,12 @@ def main() -> int:
               f"{after['VmRSS'] / 1024:.1f} MiB ({after['VmRSS'] / before['VmRSS']:.2f}x), "
               f"peak {after['VmHWM'] / 1024:.1f} MiB")
         clients = 4 if args.quick else 32
-        big_calls(host, port, clients)
+        outcomes = big_calls(host, port, clients)
         time.sleep(2)
         big = memory_kib(process.pid)
         print(f"after {clients} calls at once with a 6 MiB JSON body each: "
               f"{big['VmRSS'] / 1024:.1f} MiB ({big['VmRSS'] / before['VmRSS']:.2f}x), "
-              f"peak {big['VmHWM'] / 1024:.1f} MiB")
+              f"peak {big['VmHWM'] / 1024:.1f} MiB; answers: {outcomes}")
     finally:
         process.send_signal(2)
         process.wait(timeout=15)
