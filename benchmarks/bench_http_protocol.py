@@ -25,34 +25,20 @@ import http.client
 import json
 import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-KEY = "ls_local_development_key_0001"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_platform import KEY, start_server  # noqa: E402
+
 BODY = json.dumps({"skillKey": "agent.loop_detect",
                    "input": {"events": [{"action": "a"}, {"action": "b"}] * 3}}).encode()
 HALF_HEAD = b"POST /v1/execute HTTP/1.1\r\nHost: x\r\nContent-Le"
-
-
-def start_server() -> tuple[subprocess.Popen[str], str, int]:
-    process = subprocess.Popen(
-        [str(BIN / "loopsense"), "serve", "--port", "0", "--store-port", "0",
-         "--dev-plan", "enterprise"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith("loopsense: ready "):
-            host, port = line.split()[-1].removeprefix("http://").split(":")
-            threading.Thread(target=lambda: [None for _ in process.stdout or []],
-                             daemon=True).start()  # keep draining its output
-            return process, host, int(port)
-    raise RuntimeError("loopsense serve did not start")
 
 
 def call(host: str, port: int, timeout: float = 300) -> float:
