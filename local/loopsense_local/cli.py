@@ -127,6 +127,13 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loopsense", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -150,13 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
                             "credentials (default: loopback only, whatever --host is)")
     serve.add_argument("--store-port", type=int, default=8000,
                        help="port of the embedded DynamoDB endpoint (0 picks a free port)")
-    serve.add_argument("--max-concurrency", type=int, default=Limits.max_concurrency,
+    serve.add_argument("--max-concurrency", type=_positive, default=Limits.max_concurrency,
                        help="requests handled at once; more get 503 SERVER_BUSY "
                             "(default: %(default)s)")
-    serve.add_argument("--idle-timeout", type=int, default=Limits.idle_timeout_s,
+    serve.add_argument("--idle-timeout", type=_positive, default=Limits.idle_timeout_s,
                        help="seconds a connection may stay open without a complete request "
                             "head (default: %(default)s)")
-    serve.add_argument("--read-timeout", type=int, default=Limits.read_timeout_s,
+    serve.add_argument("--read-timeout", type=_positive, default=Limits.read_timeout_s,
                        help="seconds without a byte while a request is arriving before the "
                             "connection is closed (default: %(default)s)")
     serve.add_argument("--dynamodb-endpoint", default=None,
