@@ -110,23 +110,21 @@ class Gateway:
         route, params = found[0]
         context = {"requestId": request_id, "http": {"method": method, "path": path},
                    "routeKey": route.route_key}
+        # API Gateway leaves queryStringParameters out of an event without a query.
+        request = {"rawPath": path, "rawQueryString": query, "headers": headers,
+                   **({"queryStringParameters": q} if (q := query_parameters(query)) else {})}
         authorized = self.authorizer(
-            {"version": "2.0", "type": "REQUEST", "routeKey": route.route_key,
-             "rawPath": path, "rawQueryString": query, "headers": headers,
-             "queryStringParameters": query_parameters(query), "requestContext": context},
+            {"version": "2.0", "type": "REQUEST", "routeKey": route.route_key, **request,
+             "requestContext": context},
             LocalContext("authorizer", request_id),
         )
         try:
             text, encoded = body.decode("utf-8"), False
         except UnicodeDecodeError:
             text, encoded = base64.b64encode(body).decode(), True
-        event = {"version": "2.0", "routeKey": route.route_key, "rawPath": path,
-                 "rawQueryString": query, "headers": headers,
-                 "queryStringParameters": query_parameters(query), "pathParameters": params,
-                 "body": text, "isBase64Encoded": encoded,
+        event = {"version": "2.0", "routeKey": route.route_key, **request,
+                 "pathParameters": params, "body": text, "isBase64Encoded": encoded,
                  "requestContext": {**context,
                                     "authorizer": {"lambda": authorized.get("context", {})}}}
-        if event["queryStringParameters"] is None:
-            del event["queryStringParameters"]  # API Gateway leaves it out without a query
         handler = self.handlers[route.code_dir]
         return handler(event, LocalContext(Path(route.code_dir).name, request_id))  # type: ignore[no-any-return]
