@@ -158,8 +158,11 @@ def test_head_is_405_without_a_body_and_an_unknown_path_is_404(proto: Server) ->
     f"GET /v1/{MARK} HTTP/1.1\r\nHost: x\r\nBad Header {MARK}\r\n\r\n",
     f"GET /v1/{MARK}{'a' * 70_000} HTTP/1.1\r\nHost: x\r\n\r\n",
     f"GET /v1/x HTTP/1.1\r\nHost: x\r\nX-{MARK}: {'a' * 70_000}\r\n\r\n",
+    # a chunk followed by two bytes other than CRLF (CVE-2025-43859: h11 < 0.16 took them)
+    f"POST /v1/execute HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    f"{len(MARK):x}\r\n{MARK}XX0\r\n\r\n",
 ], ids=["cl-letters", "cl-negative", "cl-two", "cl-huge", "te-unknown", "request-line",
-        "header-line", "long-target", "long-header"])
+        "header-line", "long-target", "long-header", "chunk-terminator"])
 def test_malformed_requests_get_a_bare_error_and_a_closed_connection(proto: Server,
                                                                     head: str) -> None:
     answers, raw = exchange(proto, head.encode() + request("GET", THRESHOLDS))
