@@ -14,8 +14,8 @@ kept-alive connection:
    send) and a 5,000-event one: median and p95 latency, next to the skill's own in-process time
    on the same input (`jsonio.loads` + `call_skill`), timed interleaved in this process; the
    difference is the platform's overhead;
-2. sustained requests per second of small calls from 4 concurrent clients (threads, one
-   connection each), for a fixed number of requests;
+2. sustained requests per second of small calls from 4 and from 8 concurrent clients (threads,
+   one kept-alive connection each), for a fixed number of requests per client;
 3. the embedded store's cost per call kind (get, conditional update, transaction): the
    pipeline makes 6 store calls per request (key, tenant, plan, rate counter, quota read,
    charge), durable and in memory, in the same process, and moto in-process (mock_aws), the
@@ -234,10 +234,12 @@ def platform(store: tuple[str, ...], rounds: int, per_client: int) -> dict[str, 
             found[name] = h_med - l_med
             print(f"{'loop_detect ' + name:<40}{h_med:>11.2f}{h_p95:>10.2f}"
                   f"{l_med:>12.2f}{h_med - l_med:>10.2f}{h_med / l_med:>7.1f}x")
-        found["rps"] = throughput(host, port, small, clients=4, per_client=per_client)
         single = 1000 / stats(latency(client, small, rounds)[0])[0]
-        print(f"sustained small calls, 4 clients: {found['rps']:.0f} requests/s "
-              f"(one client back to back: {single:.0f}/s)")
+        for clients in (4, 8):
+            rps = throughput(host, port, small, clients=clients, per_client=per_client)
+            found["rps" if clients == 4 else f"rps{clients}"] = rps
+            print(f"sustained small calls, {clients} clients: {rps:.0f} requests/s "
+                  f"({rps / single:.2f}x one client back to back: {single:.0f}/s)")
     finally:
         process.send_signal(2)
         process.wait(timeout=15)
@@ -264,7 +266,7 @@ def main() -> int:
     memory = platform(("--in-memory",), rounds, per_client)
     print("durable against in-memory: " + ", ".join(
         f"{name} overhead {durable[name]:.2f} vs {memory[name]:.2f} ms"
-        for name in durable if name != "rps")
+        for name in durable if not name.startswith("rps"))
         + f"; {durable['rps']:.0f} vs {memory['rps']:.0f} requests/s "
           f"({durable['rps'] / memory['rps']:.2f}x)")
     compare_stores(rounds, 200 if args.quick else 3000)

@@ -20,17 +20,11 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from loopsense.store.dynamo import serve_in_process
+from loopsense_local.aws_env import FAKE_AWS_ENV
 from loopsense_local.dynamodb.client import InProcessClient
 from loopsense_local.dynamodb.endpoint import make_server
 from loopsense_local.dynamodb.engine import SWEEP_INTERVAL_S, Engine
 from loopsense_local.dynamodb.storage import DATABASE_FILE, IN_MEMORY
-
-# Credentials and region for boto3 clients of the local endpoint; no AWS account is touched.
-FAKE_AWS_ENV = {
-    "AWS_ACCESS_KEY_ID": "loopsense-local",
-    "AWS_SECRET_ACCESS_KEY": "loopsense-local",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
 
 
 class EmbeddedDynamoDB:

@@ -24,11 +24,14 @@ PLATFORM_ERRORS: dict[str, ErrorKind] = {
     "SKILL_NOT_AVAILABLE_FOR_PLAN": ErrorKind(403, False, "upgrade the plan to use this skill"),
     "SKILL_NOT_FOUND": ErrorKind(404, False, "check the skillKey and version"),
     "ROUTE_NOT_FOUND": ErrorKind(404, False, "check the method and path (POST /v1/execute)"),
+    "METHOD_NOT_ALLOWED": ErrorKind(405, False, "use a method the Allow header lists"),
     "IDEMPOTENCY_KEY_REUSED": ErrorKind(409, False, "use a new Idempotency-Key for a new body"),
     "IDEMPOTENCY_IN_PROGRESS": ErrorKind(409, True, "retry after the first request finishes"),
     "TENANT_RATE_LIMITED": ErrorKind(429, True, "slow down and retry after Retry-After"),
     "QUOTA_EXCEEDED": ErrorKind(429, True, "wait for the quota period to reset or upgrade"),
     "PLAN_ELIGIBILITY_UNAVAILABLE": ErrorKind(503, True, "retry after Retry-After"),
+    # the local server (`loopsense serve`) at its concurrency limit
+    "SERVER_BUSY": ErrorKind(503, True, "retry after Retry-After"),
     "EXECUTION_TIMEOUT": ErrorKind(504, True, "retry, or send a smaller input"),
     "INTERNAL_ERROR": ErrorKind(500, True, "retry; nothing was charged"),
     # PUT /v1/me/time-budget-config, PUT /v1/detector-thresholds (spec/thresholds.md)

@@ -22,7 +22,8 @@ ENVELOPE_KEYS = ["code", "message", "retryable", "next", "details"]
 RETRYABLE = {
     "VALIDATION_ERROR": False, "UNAUTHORIZED": False, "SKILL_NOT_ACCESSIBLE": False,
     "SKILL_NOT_AVAILABLE_FOR_PLAN": False, "SKILL_NOT_FOUND": False, "ROUTE_NOT_FOUND": False,
-    "IDEMPOTENCY_KEY_REUSED": False, "TENANT_RATE_LIMITED": True, "QUOTA_EXCEEDED": True,
+    "METHOD_NOT_ALLOWED": False, "IDEMPOTENCY_KEY_REUSED": False, "TENANT_RATE_LIMITED": True,
+    "QUOTA_EXCEEDED": True,
     "EXECUTION_TIMEOUT": True, "LOOP_EVENTS_INVALID": False, "LOOP_EVENT_LIMIT_EXCEEDED": False,
 }
 
@@ -312,13 +313,19 @@ def test_5000_events_are_within_the_limit(server):
 
 
 @pytest.mark.parametrize(("method", "path"), [
-    ("POST", "/v1/unknown"), ("POST", "/"), ("POST", "/v1/execute/extra"), ("GET", "/v1/execute"),
+    ("POST", "/v1/unknown"), ("POST", "/"), ("POST", "/v1/execute/extra"), ("GET", "/v2/execute"),
     ("POST", "/v2/execute"),
 ])
 def test_unknown_route_is_404_in_the_envelope(server, method, path):
     answer = server.request({"skillKey": "agent.loop_detect", "input": LOOP}, path=path,
                             method=method)
     expect_error(answer, "ROUTE_NOT_FOUND", 404)
+
+
+def test_a_known_path_with_another_method_is_405_in_the_envelope(server):
+    answer = server.request({"skillKey": "agent.loop_detect", "input": LOOP}, method="GET")
+    expect_error(answer, "METHOD_NOT_ALLOWED", 405)
+    assert answer.lower_headers()["allow"] == "POST"
 
 
 # -- idempotency and charging -----------------------------------------------------------------

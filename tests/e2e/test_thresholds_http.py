@@ -237,7 +237,8 @@ def test_other_failures_answer_in_the_envelope(server: Server):
                             method="PUT")
     assert (answer.status, answer.json()["error"]["code"]) == (401, "UNAUTHORIZED")
     answer = server.request(b"", path=THRESHOLDS, method="DELETE")
-    assert (answer.status, answer.json()["error"]["code"]) == (404, "ROUTE_NOT_FOUND")
+    assert (answer.status, answer.json()["error"]["code"]) == (405, "METHOD_NOT_ALLOWED")
+    assert answer.lower_headers()["allow"] == "GET, PUT"
 
 
 # ---- the detectors apply the tenant's values -----------------------------------------------------

@@ -59,7 +59,7 @@ export class PermissionDeniedError extends LoopsenseError {}
 export class SkillNotAccessibleError extends PermissionDeniedError {}
 /** 403 SKILL_NOT_AVAILABLE_FOR_PLAN: the tenant's plan does not include this skill. */
 export class SkillNotAvailableForPlanError extends PermissionDeniedError {}
-/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND. */
+/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND; 405 METHOD_NOT_ALLOWED. */
 export class NotFoundError extends LoopsenseError {}
 /** 404 SKILL_NOT_FOUND: no such skill, or no such version. */
 export class SkillNotFoundError extends NotFoundError {}
@@ -78,7 +78,7 @@ export class TenantRateLimitedError extends RateLimitError {}
 export class QuotaExceededError extends RateLimitError {}
 /** 429 LOOP_EVENT_LIMIT_EXCEEDED and the like: too many events or bytes in one call (not retryable). */
 export class EventLimitExceededError extends RateLimitError {}
-/** 503 PLAN_ELIGIBILITY_UNAVAILABLE (and other 502/503 answers). */
+/** 503 PLAN_ELIGIBILITY_UNAVAILABLE, SERVER_BUSY (and other 502/503 answers). */
 export class UnavailableError extends LoopsenseError {}
 /** 504 EXECUTION_TIMEOUT: the skill did not finish within its time budget. */
 export class ExecutionTimeoutError extends LoopsenseError {}
@@ -100,11 +100,13 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   SKILL_NOT_AVAILABLE_FOR_PLAN: SkillNotAvailableForPlanError,
   SKILL_NOT_FOUND: SkillNotFoundError,
   ROUTE_NOT_FOUND: NotFoundError,
+  METHOD_NOT_ALLOWED: NotFoundError,
   IDEMPOTENCY_KEY_REUSED: IdempotencyKeyReusedError,
   IDEMPOTENCY_IN_PROGRESS: IdempotencyInProgressError,
   TENANT_RATE_LIMITED: TenantRateLimitedError,
   QUOTA_EXCEEDED: QuotaExceededError,
   PLAN_ELIGIBILITY_UNAVAILABLE: UnavailableError,
+  SERVER_BUSY: UnavailableError,
   EXECUTION_TIMEOUT: ExecutionTimeoutError,
   INTERNAL_ERROR: InternalError,
   LOOP_EVENTS_INVALID: ValidationError,
@@ -121,6 +123,7 @@ export const STATUS_CLASSES: Readonly<Record<number, ErrorClass>> = {
   401: AuthenticationError,
   403: PermissionDeniedError,
   404: NotFoundError,
+  405: NotFoundError,
   409: ConflictError,
   413: ValidationError,
   422: ValidationError,
