@@ -4,6 +4,7 @@ none; anything the environment does name is kept (loopsense_local.aws_env)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -14,10 +15,15 @@ NAMES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AW
 
 
 @pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """The environment without NAMES, restored whole afterwards: use_local_store also sets
+    variables this test never names (the table names), and none may leak into later tests."""
+    saved = dict(os.environ)
     for name in NAMES:
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
+        os.environ.pop(name, None)
+    yield monkeypatch
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 @pytest.mark.parametrize(("url", "loopback"), [
