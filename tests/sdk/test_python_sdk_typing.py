@@ -36,6 +36,11 @@ fired: bool = client.execute("agent.semantic_loop", semantic)["output"]["fired"]
 loops: LoopsInput = {"events": [{"type": "llm_call", "user_message": "hi"}], "durationMs": 5}
 findings: list[LoopsFinding] = client.execute("agent.loops", loops)["output"]["findings"]
 stats: LoopsStats = client.loops([{"type": "step"}])["output"]["stats"]
+run: RunMonitorInput = {"steps": [{"kind": "tool_call", "action": "a"}],
+                        "config": {"repeat_warn": 5, "tools": {"a": {"poll": True}}}}
+signal: RunMonitorOutput = client.execute("agent.run_monitor", run)["output"]
+looping: bool = signal["is_looping"]
+rules: list[RunRule] = [f["rule"] for f in client.run_monitor(run["steps"])["output"]["findings"]]
 """,
     "any_skill": """
 from typing import Any
@@ -65,6 +70,11 @@ BAD = {
         'answer = client.execute("agent.loop_detect", {"events": [{"action": "a"}]})\n'
         'print(answer["output"]["loopDetectd"])\n'
     ),
+    "misspelt_run_config": (
+        'client.execute("agent.run_monitor", {"steps": [{"kind": "thought"}],\n'
+        '                                     "config": {"repeat_warning": 5}})\n'
+    ),
+    "unknown_run_rule": 'client.run_monitor([], config={"disabled_rules": ["loops"]})\n',
     "output_is_not_any": (
         'answer = client.execute("agent.semantic_loop", {"events": [{"type": "checkpoint"}]})\n'
         'count: str = answer["output"]["checkpoints"]\n'

@@ -45,6 +45,9 @@ from loopsense_sdk.types import (
     LoopsInput,
     LoopsOutput,
     LoopsThresholds,
+    RunMonitorConfig,
+    RunMonitorInput,
+    RunMonitorOutput,
     SemanticLoopInput,
     SemanticLoopOutput,
     SemanticLoopThresholds,
@@ -178,6 +181,11 @@ class Client:
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[LoopsOutput]: ...
 
+    @overload
+    def execute(self, skill_key: Literal["agent.run_monitor"], input: RunMonitorInput, *,
+                version: str | None = None, idempotency_key: str | None = None,
+                ) -> ExecuteResponse[RunMonitorOutput]: ...
+
     def execute(self, skill_key: SkillKey, input: Any, *,  # noqa: A002 - the wire name
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[Any]:
@@ -245,6 +253,17 @@ class Client:
         _put(payload, "thresholds", thresholds)
         answer = self._execute("agent.loops", payload, version, idempotency_key)
         return cast(ExecuteResponse[LoopsOutput], answer)
+
+    def run_monitor(self, steps: Sequence[Mapping[str, Any]], *,
+                    config: RunMonitorConfig | None = None,
+                    version: str | None = None, idempotency_key: str | None = None,
+                    ) -> ExecuteResponse[RunMonitorOutput]:
+        """agent.run_monitor: the run monitor's verdict after the last of one agent's steps
+        (looping, stuck, drifting; continue, nudge or break) and the timeline."""
+        payload: dict[str, Any] = {"steps": list(steps)}
+        _put(payload, "config", config)
+        answer = self._execute("agent.run_monitor", payload, version, idempotency_key)
+        return cast(ExecuteResponse[RunMonitorOutput], answer)
 
     # ---- the retry loop -----------------------------------------------------------------------
     def backoff(self, retry: int, retry_after: float | None = None) -> float:
