@@ -42,6 +42,15 @@ signal: RunMonitorOutput = client.execute("agent.run_monitor", run)["output"]
 looping: bool = signal["is_looping"]
 rules: list[RunRule] = [f["rule"] for f in client.run_monitor(run["steps"])["output"]["findings"]]
 """,
+    "runs": """
+signal = client.runs.signal("run-1", agent_id="ari")
+if signal.is_looping and signal.confidence >= 0.7:
+    rule: RunRule = signal.findings[0].rule
+batch: StepsResult = client.runs.steps("run-1", [{"kind": "tool_call", "action": "a"}],
+                                       agent_id="ari", idempotency_key="k")
+nudge: str | None = batch.recommendation.nudge
+client.runs.config("run-1", repeat_warn=5, disabled_rules=["novelty"])
+""",
     "any_skill": """
 from typing import Any
 other: ExecuteResponse[Any] = client.execute_any("test.sleep", {"ms": 1})
@@ -75,6 +84,8 @@ BAD = {
         '                                     "config": {"repeat_warning": 5}})\n'
     ),
     "unknown_run_rule": 'client.run_monitor([], config={"disabled_rules": ["loops"]})\n',
+    "misspelt_run_setting": 'client.runs.config("run-1", repeat_warning=5)\n',
+    "misspelt_signal_attribute": 'client.runs.signal("run-1", agent_id="a").is_lopping\n',
     "output_is_not_any": (
         'answer = client.execute("agent.semantic_loop", {"events": [{"type": "checkpoint"}]})\n'
         'count: str = answer["output"]["checkpoints"]\n'

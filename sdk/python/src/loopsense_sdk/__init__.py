@@ -1,5 +1,6 @@
-"""loopsense SDK for Python: ``Client.execute``, typed errors, safe retries, and the semantic_loop
-canonical form computed locally. Standard library only.
+"""loopsense SDK for Python: ``Client.execute``, ``Client.runs`` (the stateful runs API), typed
+errors, safe retries, and the semantic_loop canonical form computed locally. Standard library
+only.
 
     from loopsense_sdk import Client
 
@@ -52,6 +53,18 @@ from loopsense_sdk.errors import (  # noqa: E402
     UnavailableError,
     ValidationError,
 )
+from loopsense_sdk.runs import (  # noqa: E402
+    AgentReset,
+    Finding,
+    Recommendation,
+    Retention,
+    RunAgent,
+    RunConfig,
+    RunReset,
+    Runs,
+    Signal,
+    StepsResult,
+)
 from loopsense_sdk.types import (  # noqa: E402
     Billing,
     ExecuteResponse,
@@ -86,6 +99,16 @@ from loopsense_sdk.types import (  # noqa: E402
 __all__ = [
     "DEFAULT_BASE_URL",
     "APIConnectionError",
+    "AgentReset",
+    "Finding",
+    "Recommendation",
+    "Retention",
+    "RunAgent",
+    "RunConfig",
+    "RunReset",
+    "Runs",
+    "Signal",
+    "StepsResult",
     "AuthenticationError",
     "Billing",
     "CanonicalError",

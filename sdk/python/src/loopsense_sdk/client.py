@@ -38,6 +38,7 @@ from loopsense_sdk.errors import (
     RequestTimeoutError,
     error_from_response,
 )
+from loopsense_sdk.runs import Runs
 from loopsense_sdk.types import (
     ExecuteResponse,
     LoopDetectInput,
@@ -160,6 +161,7 @@ class Client:
         self._sleep = sleep
         self._random = random
         self._clock = clock
+        self.runs = Runs(self._send)  # the stateful runs API (loopsense_sdk.runs)
 
     def __repr__(self) -> str:  # never the key
         return (f"Client(base_url={self.base_url!r}, timeout={self.timeout}, "
@@ -208,10 +210,8 @@ class Client:
         envelope: dict[str, Any] = {"skillKey": skill_key, "input": input}
         if version is not None:
             envelope["version"] = version
-        body = json.dumps(envelope, ensure_ascii=False, allow_nan=False,
-                          separators=(",", ":")).encode("utf-8")
         key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
-        answer = self._call("POST", "/v1/execute", body, {"Idempotency-Key": key})
+        answer = self._send("POST", "/v1/execute", envelope, {"Idempotency-Key": key})
         return cast(ExecuteResponse[Any], answer)
 
     # ---- one helper per v1 skill --------------------------------------------------------------
@@ -274,6 +274,13 @@ class Client:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return delay
+
+    def _send(self, method: str, path: str, body: Any,
+              extra_headers: Mapping[str, str]) -> Any:
+        """One call with a JSON body (None: no body), retried by ``_call``'s rules."""
+        data = None if body is None else json.dumps(
+            body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        return self._call(method, path, data, extra_headers)
 
     def _call(self, method: str, path: str, body: bytes | None,
               extra_headers: Mapping[str, str]) -> Any:
