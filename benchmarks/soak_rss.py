@@ -64,7 +64,9 @@ def rss_mb(pid: int) -> float:
 
 def item_counts(client: Any) -> dict[str, int]:
     from loopsense.settings import Settings
+    from loopsense_local.tables import use_local_tables
 
+    use_local_tables()  # the server's own table names (nothing defaults since issue 12)
     config = Settings()
     tables = {"idempotency": config.idempotency_table, "rate-limit": config.rate_limits_table,
               "usage": config.usage_table}
