@@ -1,0 +1,488 @@
+"""Recover, don't kill (spec/loop_safety.md; docs/recover.md): a run's working memory, lessons,
+event log, the circuit break, snapshots, restore and the briefing of a fresh attempt.
+
+Working memory lives in generations (store/run_memory.py). An entry write is one transaction:
+the memory head, conditional on the generation it read (and moving its count), and the entry,
+conditional on its existence as read. The circuit break is one transaction of a fixed number
+of items, however large the memory: the head switches to a new generation (on condition that
+the old one is still live), the old generation becomes the snapshot (a lesson of kind
+``loop_detected``), the agents' monitors reset (each conditional on its version), and a
+``CIRCUIT_BROKEN`` event is appended. A write that raced a break either committed before it
+(its entry is in the snapshot) or fails its condition and is applied again to the new
+generation: every entry ends up in exactly one place. Restore copies a snapshot into a new
+generation nobody reads, then switches to it in one transaction like a break, the replaced
+memory kept as a snapshot of its own (kind ``replaced_by_restore``): restore replaces, and
+loses nothing.
+
+Who may, rate limit and retention are the runs API's (platform/runs.py): the same gate, every
+write with the tenant's rate counter in its transaction, every item with ``expiresAt``.
+Nothing here is charged (docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from loopsense import jsonio
+from loopsense.core import briefing
+from loopsense.core.monitor.monitor import reset as reset_monitor
+from loopsense.errors import LoopsenseError, validation_error
+from loopsense.platform.auth import Identity
+from loopsense.platform.idempotency import REPLAY_WINDOW_S
+from loopsense.platform.runs import (
+    ATTEMPTS,
+    RECENT_KEYS,
+    Caller,
+    Runs,
+    _conflict,
+    _current,
+    _encoded,
+    _no_agent,
+    check_agent_id,
+    check_run_id,
+)
+from loopsense.store.run_memory import (
+    EVENT,
+    LESSON,
+    Entry,
+    Head,
+    MemoryStore,
+)
+from loopsense.store.runs import AgentItem
+from loopsense.validation import STRICT, validate
+
+MAX_VALUE = 32 * 1024  # bytes of one working-memory value (JSON)
+MAX_ENTRIES = 10_000  # entries of a run's working memory
+MAX_PAGE = 1000  # entries, lessons or events per page
+DEFAULT_PAGE = 100
+MAX_PAGE_BYTES = 4 * 1024 * 1024  # of values per page (a Lambda answer is at most 6 MB)
+MAX_BREAK_AGENTS = 8  # agents reset by one break without agentId (one transaction)
+MAX_BRIEF_SNAPSHOTS = 20  # the newest snapshots a briefing reads
+MAX_BRIEF_LESSONS = 5000
+SNAPSHOT_KINDS = ("loop_detected", "replaced_by_restore")
+KEY = re.compile(r"^[A-Za-z0-9._:-]{1,256}$")
+ID = re.compile(r"^[0-9]{13}-[0-9a-f]{8}$")
+BREAK_EVENT, RESTORE_EVENT = "CIRCUIT_BROKEN", "MEMORY_RESTORED"
+
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class LessonBody(BaseModel):
+    model_config = STRICT
+    text: Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+    tags: list[Tag] = Field(default_factory=list, max_length=16)
+    kind: Annotated[str, StringConstraints(pattern=r"^(lesson|fact)$")] = "lesson"
+
+
+class BreakBody(BaseModel):
+    model_config = STRICT
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    agentId: str | None = None
+
+
+class ContextBody(BaseModel):
+    model_config = STRICT
+    query: Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+    max_token_budget: int = Field(1500, ge=50, le=32_000)
+
+
+def check_key(key: str | None) -> str:
+    if not key or not KEY.match(key):
+        raise validation_error("key", "must be 1 to 256 characters among A-Z a-z 0-9 . _ : -")
+    return key
+
+
+def check_id(value: str | None, path: str) -> str:
+    if not value or not ID.match(value):
+        raise validation_error(path, "must be an id this API returned (13 digits, '-', "
+                                     "8 hex digits)")
+    return value
+
+
+def page_args(query: dict[str, str], after_check: Any) -> tuple[int, str | None]:
+    raw = query.get("limit", str(DEFAULT_PAGE))
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
+        raise validation_error("limit", f"must be an integer from 1 to {MAX_PAGE}")
+    after = query.get("after")
+    return int(raw), (after_check(after, "after") if after is not None else None)
+
+
+def _digest(text: bytes | str) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+def _stamp(now: datetime) -> str:
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _new_id(now: datetime) -> str:
+    return f"{int(now.timestamp() * 1000):013d}-{uuid.uuid4().hex[:8]}"
+
+
+def _value(entry: Entry) -> Any:
+    return jsonio.loads(entry.value)
+
+
+class Recover:
+    def __init__(self, runs: Runs) -> None:
+        self.runs = runs
+        self.store = MemoryStore(runs.store.db, runs.store.table)
+
+    def _enter(self, identity: Identity, run_id: str, read: bool) -> Caller:
+        check_run_id(run_id)
+        caller = self.runs.admit(identity)
+        if read:
+            self.runs._count_request(caller)
+        return caller
+
+    def _write(self, caller: Caller, actions: list[dict[str, Any]], now: datetime) -> bool:
+        epoch = int(now.timestamp())
+        return self.runs._write(caller, [self.runs._admission(caller, epoch), *actions], False,
+                                now)
+
+    def _retention(self, caller: Caller, expires: int) -> dict[str, Any]:
+        return self.runs._retention(caller, expires)
+
+    # working memory ----------------------------------------------------------------------
+    def put(self, identity: Identity, run_id: str, key: str, body: bytes) -> dict[str, Any]:
+        check_key(key)
+        if len(body) > MAX_VALUE:
+            raise validation_error("value", f"must be at most {MAX_VALUE} bytes (32 KiB) of "
+                                            "JSON")
+        value = jsonio.dumps(jsonio.loads(body, "value"))
+        caller = self._enter(identity, run_id, read=False)
+        for _ in range(ATTEMPTS):
+            now = self.runs.clock()
+            head = self.store.head(caller.tenant_id, run_id)
+            found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
+            existed = found is not None
+            expires = self.runs._expiry(caller, now)
+            actions = [
+                self.store.count_change(caller.tenant_id, run_id, head, 0 if existed else 1,
+                                        _stamp(now), expires, MAX_ENTRIES),
+                self.store.put_entry(caller.tenant_id, run_id, head.generation, key, value,
+                                     _stamp(now), expires, existed)]
+            if self._write(caller, actions, now):
+                return {"runId": run_id, "key": key, "created": not existed,
+                        "retention": self._retention(caller, expires)}
+            if not existed and head.count >= MAX_ENTRIES and \
+                    self.store.head(caller.tenant_id, run_id).generation == head.generation:
+                raise LoopsenseError("RUN_MEMORY_FULL",
+                                     f"working memory holds at most {MAX_ENTRIES} entries")
+        raise _conflict()
+
+    def get(self, identity: Identity, run_id: str, key: str) -> dict[str, Any]:
+        check_key(key)
+        caller = self._enter(identity, run_id, read=True)
+        epoch = int(self.runs.clock().timestamp())
+        head = self.store.head(caller.tenant_id, run_id)
+        found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
+        if found is None or found.expires_at <= epoch:
+            raise LoopsenseError("RUN_MEMORY_NOT_FOUND", "no such key in working memory")
+        return {"runId": run_id, "key": key, "value": _value(found),
+                "updatedAt": found.updated_at,
+                "retention": self._retention(caller, found.expires_at)}
+
+    def delete(self, identity: Identity, run_id: str, key: str) -> dict[str, Any]:
+        check_key(key)
+        caller = self._enter(identity, run_id, read=False)
+        for _ in range(ATTEMPTS):
+            now = self.runs.clock()
+            head = self.store.head(caller.tenant_id, run_id)
+            found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
+            if found is None or found.expires_at <= int(now.timestamp()):
+                raise LoopsenseError("RUN_MEMORY_NOT_FOUND", "no such key in working memory")
+            expires = self.runs._expiry(caller, now)
+            actions = [self.store.count_change(caller.tenant_id, run_id, head, -1, _stamp(now),
+                                               expires, MAX_ENTRIES),
+                       self.store.delete_entry(caller.tenant_id, run_id, head.generation, key)]
+            if self._write(caller, actions, now):
+                return {"runId": run_id, "key": key, "deleted": True}
+        raise _conflict()
+
+    def _page(self, caller: Caller, run_id: str, generation: str, query: dict[str, str]
+              ) -> tuple[dict[str, Any], str | None]:
+        limit, after = page_args(query, lambda v, p: check_key(v) and v)
+        epoch = int(self.runs.clock().timestamp())
+        found, following = self.store.entries(caller.tenant_id, run_id, generation, after,
+                                              limit)
+        entries: dict[str, Any] = {}
+        size = 0
+        for entry in found:
+            size += len(entry.value)
+            if entries and size > MAX_PAGE_BYTES:
+                following = next(reversed(entries))
+                break
+            if entry.expires_at > epoch:
+                entries[entry.key] = _value(entry)
+        return entries, following
+
+    def get_all(self, identity: Identity, run_id: str, query: dict[str, str]
+                ) -> dict[str, Any]:
+        caller = self._enter(identity, run_id, read=True)
+        head = self.store.head(caller.tenant_id, run_id)
+        entries, following = self._page(caller, run_id, head.generation, query)
+        return {"runId": run_id, "count": head.count, "entries": entries, "next": following}
+
+    # lessons and events ------------------------------------------------------------------
+    def add_lesson(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
+        body = validate(LessonBody, raw, prefix="")
+        caller = self._enter(identity, run_id, read=False)
+        now = self.runs.clock()
+        expires = self.runs._expiry(caller, now)
+        values = {"lessonId": _new_id(now), "kind": body.kind, "text": body.text,
+                  "tags": body.tags, "createdAt": _stamp(now), "expiresAt": expires}
+        if not self._write(caller, [self.store.put_lesson(caller.tenant_id, run_id, values)],
+                           now):
+            raise _conflict()
+        return {"runId": run_id, **_lesson(values),
+                "retention": self._retention(caller, expires)}
+
+    def lessons(self, identity: Identity, run_id: str, query: dict[str, str]
+                ) -> dict[str, Any]:
+        caller = self._enter(identity, run_id, read=True)
+        limit, after = page_args(query, check_id)
+        epoch = int(self.runs.clock().timestamp())
+        found, following = self.store.listed(caller.tenant_id, run_id, LESSON, after, limit)
+        return {"runId": run_id, "lessons": [_lesson(i) for i in found
+                                             if i["expiresAt"] > epoch], "next": following}
+
+    def events(self, identity: Identity, run_id: str, query: dict[str, str]
+               ) -> dict[str, Any]:
+        caller = self._enter(identity, run_id, read=True)
+
+        def seq(value: str, path: str) -> str:
+            if not value.isdigit() or len(value) > 10:
+                raise validation_error(path, "must be an event's seq (an integer)")
+            return f"{int(value):010d}"
+
+        limit, after = page_args(query, seq)
+        epoch = int(self.runs.clock().timestamp())
+        found, following = self.store.listed(caller.tenant_id, run_id, EVENT, after, limit)
+        events = [{"seq": i["seq"], "type": i["type"], "at": i["at"], **i["details"]}
+                  for i in found if i["expiresAt"] > epoch]
+        return {"runId": run_id, "events": events,
+                "next": str(int(following)) if following else None}
+
+    # the circuit break -------------------------------------------------------------------
+    def circuit_break(self, identity: Identity, run_id: str, raw: Any, body: bytes,
+                      idempotency_key: str | None) -> dict[str, Any]:
+        check_run_id(run_id)
+        request = validate(BreakBody, raw if raw is not None else {}, prefix="")
+        agent_id = (check_agent_id(request.agentId, "agentId")
+                    if request.agentId is not None else None)
+        caller = self._enter(identity, run_id, read=False)
+        key, body_digest = self._keys(idempotency_key, body)
+        for _ in range(ATTEMPTS):
+            now = self.runs.clock()
+            epoch = int(now.timestamp())
+            head = self.store.head(caller.tenant_id, run_id)
+            replayed = self._replay(caller, run_id, head, key, body_digest, epoch)
+            if replayed is not None:
+                return replayed
+            agents = self._agents_to_reset(caller, run_id, agent_id, epoch)
+            snapshot_id, expires = _new_id(now), self.runs._expiry(caller, now)
+            names = [a.agent_id for a in agents]
+            lesson = {"lessonId": snapshot_id, "kind": "loop_detected",
+                      "text": f"circuit break: {request.reason}", "tags": [request.reason],
+                      "generation": head.generation, "agentIds": names,
+                      "createdAt": _stamp(now), "expiresAt": expires}
+            event = {"type": BREAK_EVENT, "at": _stamp(now), "expiresAt": expires,
+                     "details": {"snapshotId": snapshot_id, "reason": request.reason,
+                                 "agentIds": names}}
+            actions = [
+                self.store.switch(caller.tenant_id, run_id, head, uuid.uuid4().hex, None,
+                                  snapshot_id, self._recent(head, key, body_digest, epoch,
+                                                            snapshot_id), _stamp(now), expires),
+                self.store.put_lesson(caller.tenant_id, run_id, lesson),
+                self.store.put_event(caller.tenant_id, run_id, head.events + 1, event)]
+            for agent in agents:
+                reset_monitor(agent.body["monitor"])
+                actions.append(self.runs.store.put_agent(
+                    caller.tenant_id, run_id, agent, _encoded(agent), _stamp(now), expires))
+            if self._write(caller, actions, now):
+                count = self._frozen_count(caller, run_id, snapshot_id, head.generation)
+                return self._break_answer(caller, run_id, lesson, count)
+        raise _conflict()
+
+    def _agents_to_reset(self, caller: Caller, run_id: str, agent_id: str | None,
+                         epoch: int) -> list[AgentItem]:
+        if agent_id is not None:
+            found = self.runs.store.agent(caller.tenant_id, run_id, agent_id)
+            if found is None or not found.live(epoch):
+                raise _no_agent()
+            return [found]
+        agents = sorted((a for a in self.runs.store.agents(caller.tenant_id, run_id)
+                         if a.live(epoch)), key=lambda a: a.agent_id)
+        if len(agents) > MAX_BREAK_AGENTS:
+            raise validation_error("agentId", f"is required when the run has more than "
+                                              f"{MAX_BREAK_AGENTS} agents (one break each)")
+        return [_current(a, a.agent_id, epoch) for a in agents]
+
+    def _frozen_count(self, caller: Caller, run_id: str, snapshot_id: str,
+                      generation: str) -> int:
+        """The entries of a generation a switch just froze: copied by the switch itself to
+        the head's lastCount, unless another switch has come since (then counted)."""
+        head = self.store.head(caller.tenant_id, run_id)
+        if head.last_break == snapshot_id:
+            return head.last_count
+        return self.store.count(caller.tenant_id, run_id, generation)
+
+    def _break_answer(self, caller: Caller, run_id: str, lesson: dict[str, Any], count: int
+                      ) -> dict[str, Any]:
+        return {"runId": run_id, "broken": True, "snapshot_id": lesson["lessonId"],
+                "summary": {"entries": count, "reason": lesson["tags"][0]},
+                "agentsReset": lesson["agentIds"],
+                "retention": self._retention(caller, int(lesson["expiresAt"]))}
+
+    # idempotency of breaks and restores: the last keys are kept in the memory head ---------
+    @staticmethod
+    def _keys(idempotency_key: str | None, body: bytes) -> tuple[str | None, str]:
+        return (_digest(idempotency_key) if idempotency_key is not None else None,
+                _digest(body))
+
+    @staticmethod
+    def _recent(head: Head, key: str | None, body_digest: str, epoch: int, made: str
+                ) -> list[list[Any]]:
+        if key is None:
+            return head.recent
+        return [*[r for r in head.recent if r[0] != key],
+                [key, body_digest, epoch, made]][-RECENT_KEYS:]
+
+    def _replay(self, caller: Caller, run_id: str, head: Head, key: str | None,
+                body_digest: str, epoch: int) -> dict[str, Any] | None:
+        """The answer of the break or restore this key already made (rebuilt from what it
+        made, frozen since), or None."""
+        for stored_key, stored_body, at, made in head.recent if key is not None else []:
+            if stored_key != key or epoch - at > REPLAY_WINDOW_S:
+                continue
+            if stored_body != body_digest:
+                raise LoopsenseError("IDEMPOTENCY_KEY_REUSED",
+                                     "this Idempotency-Key was used with a different body")
+            lesson = self.store.lesson(caller.tenant_id, run_id, made)
+            if lesson is None:
+                return None
+            count = self.store.count(caller.tenant_id, run_id, lesson["generation"])
+            if lesson["kind"] == "loop_detected":
+                return self._break_answer(caller, run_id, lesson, count)
+            return self._restore_answer(caller, run_id, lesson, count)
+        return None
+
+    # snapshots ---------------------------------------------------------------------------
+    def _snapshot(self, caller: Caller, run_id: str, snapshot_id: str) -> dict[str, Any]:
+        check_id(snapshot_id, "snapshotId")
+        found = self.store.lesson(caller.tenant_id, run_id, snapshot_id)
+        if found is None or found.get("kind") not in SNAPSHOT_KINDS or \
+                found["expiresAt"] <= int(self.runs.clock().timestamp()):
+            raise LoopsenseError("RUN_SNAPSHOT_NOT_FOUND", "no such snapshot in this run")
+        return found
+
+    def snapshot(self, identity: Identity, run_id: str, snapshot_id: str,
+                 query: dict[str, str]) -> dict[str, Any]:
+        caller = self._enter(identity, run_id, read=True)
+        found = self._snapshot(caller, run_id, snapshot_id)
+        entries, following = self._page(caller, run_id, found["generation"], query)
+        return {"runId": run_id, "snapshotId": snapshot_id, "kind": found["kind"],
+                "createdAt": found["createdAt"], **_origin(found), "entries": entries,
+                "next": following, "retention": self._retention(caller, found["expiresAt"])}
+
+    def restore(self, identity: Identity, run_id: str, snapshot_id: str, body: bytes,
+                idempotency_key: str | None) -> dict[str, Any]:
+        caller = self._enter(identity, run_id, read=False)
+        key, body_digest = self._keys(idempotency_key, body)
+        now = self.runs.clock()
+        replayed = self._replay(caller, run_id, self.store.head(caller.tenant_id, run_id), key,
+                                body_digest, int(now.timestamp()))
+        if replayed is not None:
+            return replayed
+        source = self._snapshot(caller, run_id, snapshot_id)
+        entries, _ = self.store.entries(caller.tenant_id, run_id, source["generation"])
+        live = [e for e in entries if e.expires_at > int(now.timestamp())]
+        staged = uuid.uuid4().hex
+        expires = self.runs._expiry(caller, now)
+        self.store.stage(caller.tenant_id, run_id, staged, live, _stamp(now), expires)
+        for _ in range(ATTEMPTS):
+            now = self.runs.clock()
+            epoch = int(now.timestamp())
+            head = self.store.head(caller.tenant_id, run_id)
+            replayed = self._replay(caller, run_id, head, key, body_digest, epoch)
+            if replayed is not None:
+                return replayed
+            replaced_id = _new_id(now)
+            lesson = {"lessonId": replaced_id, "kind": "replaced_by_restore",
+                      "text": f"working memory replaced by snapshot {snapshot_id}",
+                      "tags": ["restore"], "generation": head.generation,
+                      "restoredFrom": snapshot_id, "restoredEntries": len(live),
+                      "createdAt": _stamp(now), "expiresAt": expires}
+            event = {"type": RESTORE_EVENT, "at": _stamp(now), "expiresAt": expires,
+                     "details": {"snapshotId": snapshot_id, "entries": len(live),
+                                 "replacedSnapshotId": replaced_id}}
+            actions = [
+                self.store.switch(caller.tenant_id, run_id, head, staged, len(live),
+                                  replaced_id, self._recent(head, key, body_digest, epoch,
+                                                            replaced_id), _stamp(now), expires),
+                self.store.put_lesson(caller.tenant_id, run_id, lesson),
+                self.store.put_event(caller.tenant_id, run_id, head.events + 1, event)]
+            if self._write(caller, actions, now):
+                count = self._frozen_count(caller, run_id, replaced_id, head.generation)
+                return self._restore_answer(caller, run_id, lesson, count)
+        raise _conflict()
+
+    def _restore_answer(self, caller: Caller, run_id: str, lesson: dict[str, Any],
+                        replaced: int) -> dict[str, Any]:
+        return {"runId": run_id, "restored": True, "snapshotId": lesson["restoredFrom"],
+                "entries": int(lesson["restoredEntries"]),
+                "replaced": {"snapshotId": lesson["lessonId"], "entries": replaced},
+                "retention": self._retention(caller, int(lesson["expiresAt"]))}
+
+    # the briefing ------------------------------------------------------------------------
+    def context(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
+        body = validate(ContextBody, raw, prefix="")
+        caller = self._enter(identity, run_id, read=True)
+        epoch = int(self.runs.clock().timestamp())
+        found, _ = self.store.listed(caller.tenant_id, run_id, LESSON, limit=MAX_BRIEF_LESSONS,
+                                     newest_first=True)
+        items: list[briefing.Item] = []
+        snapshots = 0
+        for lesson in found:
+            if lesson["expiresAt"] <= epoch:
+                continue
+            if lesson["kind"] not in SNAPSHOT_KINDS:
+                tags = f" [{', '.join(lesson['tags'])}]" if lesson.get("tags") else ""
+                items.append(briefing.Item("lesson", lesson["lessonId"], lesson["createdAt"],
+                                           f"{lesson['kind']} {lesson['createdAt']}{tags}",
+                                           lesson["text"]))
+                continue
+            if snapshots == MAX_BRIEF_SNAPSHOTS:
+                continue
+            snapshots += 1
+            entries, _ = self.store.entries(caller.tenant_id, run_id, lesson["generation"])
+            lines = tuple(f"{e.key}: {e.value}" for e in entries if e.expires_at > epoch)
+            if lines:
+                items.append(briefing.Item("snapshot", lesson["lessonId"],
+                                           lesson["createdAt"],
+                                           f"snapshot {lesson['lessonId']} {lesson['text']}, "
+                                           f"{lesson['createdAt']}", "", lines))
+        packed = briefing.pack(body.query, items, body.max_token_budget)
+        return {"runId": run_id, "context_block": packed.block, "items": packed.items,
+                "tokens": packed.tokens, "max_token_budget": body.max_token_budget}
+
+
+def _origin(lesson: dict[str, Any]) -> dict[str, Any]:
+    if lesson["kind"] == "loop_detected":
+        return {"reason": lesson["tags"][0], "agentIds": lesson.get("agentIds", [])}
+    return {"restoredFrom": lesson["restoredFrom"]}
+
+
+def _lesson(item: dict[str, Any]) -> dict[str, Any]:
+    shown = {"lessonId": item["lessonId"], "kind": item["kind"], "text": item["text"],
+             "tags": item.get("tags", []), "createdAt": item["createdAt"]}
+    if item["kind"] in SNAPSHOT_KINDS:
+        shown["snapshotId"] = item["lessonId"]
+    return shown
