@@ -2,11 +2,13 @@
 docs/recover.md): a run's lessons and snapshots ranked by relevance to a query and packed into
 a text block within a token budget. Pure and deterministic: no clock, no salted hash.
 
-Relevance: the cosine similarity of an item's text with the query under agent.loops' lexical
-vectorizer (core/lexvec.py: the query and every item vectorized together, so words shared by
-all items weigh less), rounded to 6 decimals; ties go to the newer item (``created``), then to
-the smaller id. Items that share nothing with the query (score 0) still follow, newest first:
-a briefing with budget left tells what else is known.
+Relevance: the cosine similarity of an item's content (a lesson's tags and text; a snapshot's
+reason and entries; never the times and ids of its title) with the query under agent.loops'
+lexical vectorizer (core/lexvec.py: the query and every item vectorized together, so words
+shared by all items weigh less), rounded to 6 decimals, a negative one (hash collisions)
+counted as 0. Ties go to the newer item (``created``), then to the smaller id. Items that share
+nothing with the query (score 0) still follow, newest first: a briefing with budget left tells
+what else is known.
 
 Tokens: ``estimate_tokens(text) = ceil(UTF-8 bytes / 4)``, the usual four characters of
 English per token; multi-byte characters count more, so the estimate errs on the large side
@@ -42,10 +44,12 @@ class Item:
     title: str  # the first line: what the item is
     text: str  # a lesson's text (empty for a snapshot)
     lines: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()  # a lesson's tags, a snapshot's reason
 
     def document(self) -> str:
-        """What relevance is computed over."""
-        return "\n".join((self.title, self.text, *self.lines))
+        """What relevance is computed over: the content, not the title's times and ids (noise
+        that would match any query with numbers)."""
+        return "\n".join((*self.terms, self.text, *self.lines))
 
 
 def ranked(query: str, items: Sequence[Item]) -> list[tuple[float, Item]]:

@@ -290,7 +290,8 @@ class Recover:
             snapshot_id, expires = _new_id(now), self.runs._expiry(caller, now)
             names = [a.agent_id for a in agents]
             lesson = {"lessonId": snapshot_id, "kind": "loop_detected",
-                      "text": f"circuit break: {request.reason}", "tags": [request.reason],
+                      "text": f"working memory at the circuit break ({request.reason})",
+                      "tags": [request.reason],
                       "generation": head.generation, "agentIds": names,
                       "createdAt": _stamp(now), "expiresAt": expires}
             event = {"type": BREAK_EVENT, "at": _stamp(now), "expiresAt": expires,
@@ -416,7 +417,7 @@ class Recover:
                 return replayed
             replaced_id = _new_id(now)
             lesson = {"lessonId": replaced_id, "kind": "replaced_by_restore",
-                      "text": f"working memory replaced by snapshot {snapshot_id}",
+                      "text": f"working memory replaced by restoring snapshot {snapshot_id}",
                       "tags": ["restore"], "generation": head.generation,
                       "restoredFrom": snapshot_id, "restoredEntries": len(live),
                       "createdAt": _stamp(now), "expiresAt": expires}
@@ -454,10 +455,10 @@ class Recover:
             if lesson["expiresAt"] <= epoch:
                 continue
             if lesson["kind"] not in SNAPSHOT_KINDS:
-                tags = f" [{', '.join(lesson['tags'])}]" if lesson.get("tags") else ""
+                tags = f", tags: {', '.join(lesson['tags'])}" if lesson.get("tags") else ""
                 items.append(briefing.Item("lesson", lesson["lessonId"], lesson["createdAt"],
-                                           f"{lesson['kind']} {lesson['createdAt']}{tags}",
-                                           lesson["text"]))
+                                           f"{lesson['kind']} ({lesson['createdAt']}{tags})",
+                                           lesson["text"], terms=tuple(lesson.get("tags", []))))
                 continue
             if snapshots == MAX_BRIEF_SNAPSHOTS:
                 continue
@@ -467,8 +468,9 @@ class Recover:
             if lines:
                 items.append(briefing.Item("snapshot", lesson["lessonId"],
                                            lesson["createdAt"],
-                                           f"snapshot {lesson['lessonId']} {lesson['text']}, "
-                                           f"{lesson['createdAt']}", "", lines))
+                                           f"{lesson['text']} ({lesson['createdAt']}, "
+                                           f"snapshot {lesson['lessonId']})", "", lines,
+                                           tuple(lesson.get("tags", []))))
         packed = briefing.pack(body.query, items, body.max_token_budget)
         return {"runId": run_id, "context_block": packed.block, "items": packed.items,
                 "tokens": packed.tokens, "max_token_budget": body.max_token_budget}
