@@ -54,7 +54,8 @@ def test_ranking_is_deterministic_and_independent_of_input_order():
 @pytest.mark.parametrize("budget", [50, 51, 64, 100, 137, 250, 500, 1500])
 def test_the_block_never_exceeds_the_budget(budget):
     rng = random.Random(budget)
-    words = ["export", "ticket", "retry", "timeout", "invoice", "customer", "queue", "refund", "é", "😀"]
+    words = ["export", "ticket", "retry", "timeout", "invoice", "customer", "queue", "refund",
+             "é", "😀"]
     items = [lesson(i, " ".join(rng.choice(words) for _ in range(rng.randrange(3, 60))))
              for i in range(30)]
     items += [snapshot(i, [f"k{j}: {{\"v\": \"{rng.choice(words)}\"}}" for j in range(50)])
