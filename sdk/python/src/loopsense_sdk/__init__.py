@@ -49,6 +49,7 @@ from loopsense_sdk.errors import (  # noqa: E402
     UnavailableError,
     ValidationError,
 )
+from loopsense_sdk.runs import Runs, Signal  # noqa: E402
 from loopsense_sdk.types import (  # noqa: E402
     ExecuteResponse,
     LoopDetectInput,
@@ -86,8 +87,10 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "RequestTimeoutError",
+    "Runs",
     "SemanticLoopInput",
     "SemanticLoopOutput",
+    "Signal",
     "SkillNotAccessibleError",
     "SkillNotAvailableForPlanError",
     "SkillNotFoundError",

@@ -38,6 +38,7 @@ from loopsense_sdk.errors import (
     RequestTimeoutError,
     error_from_response,
 )
+from loopsense_sdk.runs import Runs
 from loopsense_sdk.types import (
     ExecuteResponse,
     LoopDetectInput,
@@ -156,6 +157,11 @@ class Client:
         self._sleep = sleep
         self._random = random
         self._clock = clock
+
+    @property
+    def runs(self) -> Runs:
+        """The runs API: monitor, working memory, circuit break, briefing (loopsense_sdk.runs)."""
+        return Runs(self)
 
     def __repr__(self) -> str:  # never the key
         return (f"Client(base_url={self.base_url!r}, timeout={self.timeout}, "
