@@ -570,3 +570,65 @@ def test_the_flow_on_moto():
         assert [e["type"] for e in events(rec, who, "r")] == ["CIRCUIT_BROKEN",
                                                               "MEMORY_RESTORED"]
         assert rec.context(who, "r", {"query": "k1"})["items"]
+
+
+# ---- limits, and steps racing a break ----------------------------------------------------------
+
+
+def test_working_memory_beyond_its_entry_limit_is_refused(client, monkeypatch):
+    import loopsense.platform.recover as module
+
+    monkeypatch.setattr(module, "MAX_ENTRIES", 3)
+    rec, _ = recover(client)
+    who = tenant()
+    for i in range(3):
+        put(rec, who, "r", f"k{i}", i)
+    put(rec, who, "r", "k0", "overwriting is not growing")
+    with pytest.raises(LoopsenseError) as caught:
+        put(rec, who, "r", "k3", 3)
+    assert (caught.value.code, caught.value.status) == ("RUN_MEMORY_FULL", 409)
+    assert "3 entries" in caught.value.message
+    rec.delete(who, "r", "k2")
+    assert put(rec, who, "r", "k3", 3)["created"]
+    brk(rec, who, "r")  # a break empties it
+    assert put(rec, who, "r", "k9", 9)["created"]
+
+
+def test_a_bad_page_cursor_names_the_field(client):
+    rec, _ = recover(client)
+    for call_, path in ((lambda: rec.get_all(tenant(), "r", {"after": "bad/key"}), "after"),
+                        (lambda: rec.lessons(tenant(), "r", {"after": "x"}), "after"),
+                        (lambda: rec.events(tenant(), "r", {"after": "-1"}), "after"),
+                        (lambda: rec.get_all(tenant(), "r", {"limit": "1001"}), "limit")):
+        with pytest.raises(LoopsenseError) as caught:
+            call_()
+        assert caught.value.details[0].path == path
+
+
+def test_step_batches_racing_a_break_are_each_applied_once(client):
+    """The break's agent reset is conditional on the agent's version: a batch that raced it is
+    applied before the reset or after it, and the step count is exact."""
+    rec, _ = recover(client)
+    who = tenant()
+    steps(rec.runs, who, "race", [call("x", {})])
+
+    def sender(thread: int) -> list[int]:
+        firsts = []
+        for b in range(5):
+            for _ in range(20):
+                try:
+                    firsts.append(steps(rec.runs, who, "race", [call("y", {"t": thread})] * 2,
+                                        key=f"t{thread}-{b}")["firstIndex"])
+                    break
+                except LoopsenseError as error:
+                    assert error.code == "RUN_WRITE_CONFLICT"
+        return firsts
+
+    results = all_at_once([lambda t=t: sender(t) for t in range(4)] +
+                          [lambda: brk(rec, who, "race", agentId="ari")])
+    firsts = sorted(f for r in results[:4] for f in r)
+    assert firsts == list(range(1, 41, 2))
+    signal = rec.runs.signal(who, "race", "ari")
+    assert signal["sequence"] == 41
+    assert signal["segmentStart"] in {1 + 2 * i for i in range(21)}  # at a batch boundary
+    assert results[4]["agentsReset"] == ["ari"]

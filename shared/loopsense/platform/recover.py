@@ -14,9 +14,10 @@ generation nobody reads, then switches to it in one transaction like a break, th
 memory kept as a snapshot of its own (kind ``replaced_by_restore``): restore replaces, and
 loses nothing.
 
-Who may, rate limit and retention are the runs API's (platform/runs.py): the same gate, every
-write with the tenant's rate counter in its transaction, every item with ``expiresAt``.
-Nothing here is charged (docs/decisions.md).
+``Recover`` extends the runs API (platform/runs.py) and uses its parts: the gate (who may),
+the rate counter in every write's transaction, ``expiresAt`` on every item from the tenant's
+retention, the agents' store for the monitor reset. Nothing here is charged
+(docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -92,9 +95,9 @@ class ContextBody(BaseModel):
     max_token_budget: int = Field(1500, ge=50, le=32_000)
 
 
-def check_key(key: str | None) -> str:
+def check_key(key: str | None, path: str = "key") -> str:
     if not key or not KEY.match(key):
-        raise validation_error("key", "must be 1 to 256 characters among A-Z a-z 0-9 . _ : -")
+        raise validation_error(path, "must be 1 to 256 characters among A-Z a-z 0-9 . _ : -")
     return key
 
 
@@ -105,7 +108,10 @@ def check_id(value: str | None, path: str) -> str:
     return value
 
 
-def page_args(query: dict[str, str], after_check: Any) -> tuple[int, str | None]:
+def page_args(query: dict[str, str], after_check: Callable[[str, str], str]
+              ) -> tuple[int, str | None]:
+    """``?limit=1..1000&after=...`` of a listing; ``after_check(value, "after")`` checks the
+    cursor."""
     raw = query.get("limit", str(DEFAULT_PAGE))
     if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
         raise validation_error("limit", f"must be an integer from 1 to {MAX_PAGE}")
@@ -123,6 +129,18 @@ def _stamp(now: datetime) -> str:
 
 def _new_id(now: datetime) -> str:
     return f"{int(now.timestamp() * 1000):013d}-{uuid.uuid4().hex[:8]}"
+
+
+@dataclass(frozen=True)
+class Switch:
+    """What a break or a restore writes besides the head: the generation to make live and its
+    entries, the snapshot lesson of the one it freezes, the event, other actions."""
+
+    generation: str
+    count: int
+    lesson: dict[str, Any]
+    event: dict[str, Any]
+    actions: list[dict[str, Any]]
 
 
 def _value(entry: Entry) -> Any:
@@ -208,7 +226,7 @@ class Recover:
 
     def _page(self, caller: Caller, run_id: str, generation: str, query: dict[str, str]
               ) -> tuple[dict[str, Any], str | None]:
-        limit, after = page_args(query, lambda v, p: check_key(v) and v)
+        limit, after = page_args(query, check_key)
         epoch = int(self.runs.clock().timestamp())
         found, following = self.store.entries(caller.tenant_id, run_id, generation, after,
                                               limit)
@@ -278,39 +296,26 @@ class Recover:
         agent_id = (check_agent_id(request.agentId, "agentId")
                     if request.agentId is not None else None)
         caller = self._enter(identity, run_id, read=False)
-        key, body_digest = self._keys(idempotency_key, body)
-        for _ in range(ATTEMPTS):
-            now = self.runs.clock()
-            epoch = int(now.timestamp())
-            head = self.store.head(caller.tenant_id, run_id)
-            replayed = self._replay(caller, run_id, head, key, body_digest, epoch)
-            if replayed is not None:
-                return replayed
-            agents = self._agents_to_reset(caller, run_id, agent_id, epoch)
-            snapshot_id, expires = _new_id(now), self.runs._expiry(caller, now)
+
+        def plan(head: Head, now: datetime, expires: int) -> Switch:
+            agents = self._agents_to_reset(caller, run_id, agent_id, int(now.timestamp()))
             names = [a.agent_id for a in agents]
+            snapshot_id = _new_id(now)
             lesson = {"lessonId": snapshot_id, "kind": "loop_detected",
                       "text": f"working memory at the circuit break ({request.reason})",
-                      "tags": [request.reason],
-                      "generation": head.generation, "agentIds": names,
-                      "createdAt": _stamp(now), "expiresAt": expires}
-            event = {"type": BREAK_EVENT, "at": _stamp(now), "expiresAt": expires,
-                     "details": {"snapshotId": snapshot_id, "reason": request.reason,
-                                 "agentIds": names}}
-            actions = [
-                self.store.switch(caller.tenant_id, run_id, head, uuid.uuid4().hex, None,
-                                  snapshot_id, self._recent(head, key, body_digest, epoch,
-                                                            snapshot_id), _stamp(now), expires),
-                self.store.put_lesson(caller.tenant_id, run_id, lesson),
-                self.store.put_event(caller.tenant_id, run_id, head.events + 1, event)]
+                      "tags": [request.reason], "generation": head.generation,
+                      "agentIds": names, "createdAt": _stamp(now), "expiresAt": expires}
+            resets = []
             for agent in agents:
                 reset_monitor(agent.body["monitor"])
-                actions.append(self.runs.store.put_agent(
-                    caller.tenant_id, run_id, agent, _encoded(agent), _stamp(now), expires))
-            if self._write(caller, actions, now):
-                count = self._frozen_count(caller, run_id, snapshot_id, head.generation)
-                return self._break_answer(caller, run_id, lesson, count)
-        raise _conflict()
+                resets.append(self.runs.store.put_agent(caller.tenant_id, run_id, agent,
+                                                        _encoded(agent), _stamp(now), expires))
+            return Switch(uuid.uuid4().hex, 0, lesson,
+                          {"type": BREAK_EVENT, "details": {"snapshotId": snapshot_id,
+                                                            "reason": request.reason,
+                                                            "agentIds": names}}, resets)
+
+        return self._switch(caller, run_id, idempotency_key, body, plan)
 
     def _agents_to_reset(self, caller: Caller, run_id: str, agent_id: str | None,
                          epoch: int) -> list[AgentItem]:
@@ -326,6 +331,39 @@ class Recover:
                                               f"{MAX_BREAK_AGENTS} agents (one break each)")
         return [_current(a, a.agent_id, epoch) for a in agents]
 
+    # the one transaction of a break or a restore ------------------------------------------
+    def _switch(self, caller: Caller, run_id: str, idempotency_key: str | None, body: bytes,
+                plan: Callable[[Head, datetime, int], Switch]) -> dict[str, Any]:
+        """Read the head; answer a replayed Idempotency-Key from what it made; else write, in
+        one transaction: the head switched to ``plan``'s generation (on condition that the one
+        read is still live), the snapshot lesson of the old one, the event, ``plan``'s other
+        actions. A lost race (a concurrent break or restore, an agent's step) plans again."""
+        key = _digest(idempotency_key) if idempotency_key is not None else None
+        body_digest = _digest(body)
+        for _ in range(ATTEMPTS):
+            now = self.runs.clock()
+            epoch = int(now.timestamp())
+            head = self.store.head(caller.tenant_id, run_id)
+            replayed = self._replay(caller, run_id, head, key, body_digest, epoch)
+            if replayed is not None:
+                return replayed
+            expires = self.runs._expiry(caller, now)
+            step = plan(head, now, expires)
+            made = step.lesson["lessonId"]
+            recent = head.recent if key is None else [
+                *[r for r in head.recent if r[0] != key], [key, body_digest, epoch, made]
+            ][-RECENT_KEYS:]
+            event = {**step.event, "at": _stamp(now), "expiresAt": expires}
+            actions = [self.store.switch(caller.tenant_id, run_id, head, step.generation,
+                                         step.count, made, recent, _stamp(now), expires),
+                       self.store.put_lesson(caller.tenant_id, run_id, step.lesson),
+                       self.store.put_event(caller.tenant_id, run_id, head.events + 1, event),
+                       *step.actions]
+            if self._write(caller, actions, now):
+                return self._answer(caller, run_id, step.lesson,
+                                    self._frozen_count(caller, run_id, made, head.generation))
+        raise _conflict()
+
     def _frozen_count(self, caller: Caller, run_id: str, snapshot_id: str,
                       generation: str) -> int:
         """The entries of a generation a switch just froze: copied by the switch itself to
@@ -335,31 +373,10 @@ class Recover:
             return head.last_count
         return self.store.count(caller.tenant_id, run_id, generation)
 
-    def _break_answer(self, caller: Caller, run_id: str, lesson: dict[str, Any], count: int
-                      ) -> dict[str, Any]:
-        return {"runId": run_id, "broken": True, "snapshot_id": lesson["lessonId"],
-                "summary": {"entries": count, "reason": lesson["tags"][0]},
-                "agentsReset": lesson["agentIds"],
-                "retention": self._retention(caller, int(lesson["expiresAt"]))}
-
-    # idempotency of breaks and restores: the last keys are kept in the memory head ---------
-    @staticmethod
-    def _keys(idempotency_key: str | None, body: bytes) -> tuple[str | None, str]:
-        return (_digest(idempotency_key) if idempotency_key is not None else None,
-                _digest(body))
-
-    @staticmethod
-    def _recent(head: Head, key: str | None, body_digest: str, epoch: int, made: str
-                ) -> list[list[Any]]:
-        if key is None:
-            return head.recent
-        return [*[r for r in head.recent if r[0] != key],
-                [key, body_digest, epoch, made]][-RECENT_KEYS:]
-
     def _replay(self, caller: Caller, run_id: str, head: Head, key: str | None,
                 body_digest: str, epoch: int) -> dict[str, Any] | None:
-        """The answer of the break or restore this key already made (rebuilt from what it
-        made, frozen since), or None."""
+        """The answer of the break or restore this Idempotency-Key already made (kept in the
+        head: the last 16 keys, 24 h), rebuilt from the snapshot it froze; or None."""
         for stored_key, stored_body, at, made in head.recent if key is not None else []:
             if stored_key != key or epoch - at > REPLAY_WINDOW_S:
                 continue
@@ -369,11 +386,23 @@ class Recover:
             lesson = self.store.lesson(caller.tenant_id, run_id, made)
             if lesson is None:
                 return None
-            count = self.store.count(caller.tenant_id, run_id, lesson["generation"])
-            if lesson["kind"] == "loop_detected":
-                return self._break_answer(caller, run_id, lesson, count)
-            return self._restore_answer(caller, run_id, lesson, count)
+            return self._answer(caller, run_id, lesson,
+                                self.store.count(caller.tenant_id, run_id, lesson["generation"]))
         return None
+
+    def _answer(self, caller: Caller, run_id: str, lesson: dict[str, Any], frozen: int
+                ) -> dict[str, Any]:
+        """A break's or a restore's answer, from the snapshot lesson it made and the entries
+        that snapshot holds."""
+        retention = self._retention(caller, int(lesson["expiresAt"]))
+        if lesson["kind"] == "loop_detected":
+            return {"runId": run_id, "broken": True, "snapshot_id": lesson["lessonId"],
+                    "summary": {"entries": frozen, "reason": lesson["tags"][0]},
+                    "agentsReset": lesson["agentIds"], "retention": retention}
+        return {"runId": run_id, "restored": True, "snapshotId": lesson["restoredFrom"],
+                "entries": int(lesson["restoredEntries"]),
+                "replaced": {"snapshotId": lesson["lessonId"], "entries": frozen},
+                "retention": retention}
 
     # snapshots ---------------------------------------------------------------------------
     def _snapshot(self, caller: Caller, run_id: str, snapshot_id: str) -> dict[str, Any]:
@@ -395,52 +424,35 @@ class Recover:
 
     def restore(self, identity: Identity, run_id: str, snapshot_id: str, body: bytes,
                 idempotency_key: str | None) -> dict[str, Any]:
+        """Copy the snapshot into a generation nobody reads, then switch to it like a break:
+        the memory it replaces becomes a snapshot of kind replaced_by_restore."""
         caller = self._enter(identity, run_id, read=False)
-        key, body_digest = self._keys(idempotency_key, body)
         now = self.runs.clock()
-        replayed = self._replay(caller, run_id, self.store.head(caller.tenant_id, run_id), key,
-                                body_digest, int(now.timestamp()))
+        replayed = self._replay(caller, run_id, self.store.head(caller.tenant_id, run_id),
+                                _digest(idempotency_key) if idempotency_key else None,
+                                _digest(body), int(now.timestamp()))
         if replayed is not None:
             return replayed
         source = self._snapshot(caller, run_id, snapshot_id)
         entries, _ = self.store.entries(caller.tenant_id, run_id, source["generation"])
         live = [e for e in entries if e.expires_at > int(now.timestamp())]
         staged = uuid.uuid4().hex
-        expires = self.runs._expiry(caller, now)
-        self.store.stage(caller.tenant_id, run_id, staged, live, _stamp(now), expires)
-        for _ in range(ATTEMPTS):
-            now = self.runs.clock()
-            epoch = int(now.timestamp())
-            head = self.store.head(caller.tenant_id, run_id)
-            replayed = self._replay(caller, run_id, head, key, body_digest, epoch)
-            if replayed is not None:
-                return replayed
+        self.store.stage(caller.tenant_id, run_id, staged, live, _stamp(now),
+                         self.runs._expiry(caller, now))
+
+        def plan(head: Head, now: datetime, expires: int) -> Switch:
             replaced_id = _new_id(now)
             lesson = {"lessonId": replaced_id, "kind": "replaced_by_restore",
                       "text": f"working memory replaced by restoring snapshot {snapshot_id}",
                       "tags": ["restore"], "generation": head.generation,
                       "restoredFrom": snapshot_id, "restoredEntries": len(live),
                       "createdAt": _stamp(now), "expiresAt": expires}
-            event = {"type": RESTORE_EVENT, "at": _stamp(now), "expiresAt": expires,
-                     "details": {"snapshotId": snapshot_id, "entries": len(live),
-                                 "replacedSnapshotId": replaced_id}}
-            actions = [
-                self.store.switch(caller.tenant_id, run_id, head, staged, len(live),
-                                  replaced_id, self._recent(head, key, body_digest, epoch,
-                                                            replaced_id), _stamp(now), expires),
-                self.store.put_lesson(caller.tenant_id, run_id, lesson),
-                self.store.put_event(caller.tenant_id, run_id, head.events + 1, event)]
-            if self._write(caller, actions, now):
-                count = self._frozen_count(caller, run_id, replaced_id, head.generation)
-                return self._restore_answer(caller, run_id, lesson, count)
-        raise _conflict()
+            return Switch(staged, len(live), lesson,
+                          {"type": RESTORE_EVENT, "details": {
+                              "snapshotId": snapshot_id, "entries": len(live),
+                              "replacedSnapshotId": replaced_id}}, [])
 
-    def _restore_answer(self, caller: Caller, run_id: str, lesson: dict[str, Any],
-                        replaced: int) -> dict[str, Any]:
-        return {"runId": run_id, "restored": True, "snapshotId": lesson["restoredFrom"],
-                "entries": int(lesson["restoredEntries"]),
-                "replaced": {"snapshotId": lesson["lessonId"], "entries": replaced},
-                "retention": self._retention(caller, int(lesson["expiresAt"]))}
+        return self._switch(caller, run_id, idempotency_key, body, plan)
 
     # the briefing ------------------------------------------------------------------------
     def context(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:

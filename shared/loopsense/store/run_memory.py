@@ -201,14 +201,14 @@ class MemoryStore:
             "Key": self._key(entries_partition(tenant_id, run_id), f"{generation}#{key}"),
             "ConditionExpression": "attribute_exists(sk)"}}
 
-    def switch(self, tenant_id: str, run_id: str, head: Head, generation: str, count: int | None,
+    def switch(self, tenant_id: str, run_id: str, head: Head, generation: str, count: int,
                snapshot_id: str, recent: list[list[Any]], now: str, expires_at: int
                ) -> dict[str, Any]:
         """Make ``generation`` the live one, if ``head.generation`` still is: the old one is
         frozen as ``snapshot_id``, its count copied to ``lastCount`` in the same write. The new
-        generation's ``count`` (None: 0, a break) and one more event."""
+        generation holds ``count`` entries (0 after a break); one more event."""
         condition, values = self._head_condition(head)
-        values.update(to_item({":new": generation, ":n": count or 0, ":ev": head.events + 1,
+        values.update(to_item({":new": generation, ":n": count, ":ev": head.events + 1,
                                ":sid": snapshot_id, ":r": jsonio.dumps(recent), ":now": now,
                                ":e": expires_at, ":zero": 0}))
         return {"Update": {
