@@ -632,3 +632,17 @@ def test_step_batches_racing_a_break_are_each_applied_once(client):
     assert signal["sequence"] == 41
     assert signal["segmentStart"] in {1 + 2 * i for i in range(21)}  # at a batch boundary
     assert results[4]["agentsReset"] == ["ari"]
+
+
+def test_one_idempotency_key_restores_one_snapshot(client):
+    rec, _ = recover(client)
+    who = tenant()
+    put(rec, who, "r", "a", 1)
+    first = brk(rec, who, "r")["snapshot_id"]
+    put(rec, who, "r", "b", 2)
+    second = brk(rec, who, "r")["snapshot_id"]
+    rec.restore(who, "r", first, b"", "restore-key")
+    with pytest.raises(LoopsenseError) as caught:
+        rec.restore(who, "r", second, b"", "restore-key")
+    assert caught.value.code == "IDEMPOTENCY_KEY_REUSED"
+    assert memory(rec, who, "r") == {"a": 1}

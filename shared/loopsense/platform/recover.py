@@ -427,6 +427,7 @@ class Recover:
         """Copy the snapshot into a generation nobody reads, then switch to it like a break:
         the memory it replaces becomes a snapshot of kind replaced_by_restore."""
         caller = self._enter(identity, run_id, read=False)
+        body = snapshot_id.encode() + b"\n" + body  # a key restores one snapshot
         now = self.runs.clock()
         replayed = self._replay(caller, run_id, self.store.head(caller.tenant_id, run_id),
                                 _digest(idempotency_key) if idempotency_key else None,
