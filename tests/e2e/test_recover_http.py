@@ -130,6 +130,7 @@ def test_values_over_32_kib_are_refused_with_the_limit_named(server):
     ("POST", "/v1/runs/x/context", {"query": "q", "max_token_budget": 10}, "max_token_budget"),
     ("GET", "/v1/runs/x/events?limit=0", b"", "limit"),
     ("GET", "/v1/runs/x/snapshots/nope", b"", "snapshotId"),
+    ("POST", "/v1/runs/x/snapshots/0000000000000-00000000/restore", {"merge": True}, "body"),
 ])
 def test_bad_input_is_enveloped_naming_the_field(server, method, path, body, field):
     answer = req(server, method, path, body)

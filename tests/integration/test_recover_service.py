@@ -426,19 +426,19 @@ def test_restore_replaces_memory_byte_for_byte_and_keeps_what_it_replaced(client
     sid = brk(rec, who, "r")["snapshot_id"]
     put(rec, who, "r", "new", "written after the break")
     put(rec, who, "r", "k00", "overwritten")
-    restored = rec.restore(who, "r", sid, b"", "restore-1")
+    restored = rec.restore(who, "r", sid, None, b"", "restore-1")
     assert restored["entries"] == 30 and restored["replaced"]["entries"] == 2
     after = rec.get_all(who, "r", {})
     assert json.dumps(after["entries"]) == json.dumps(pre["entries"])
     assert after["count"] == 30
     replaced = snapshot(rec, who, "r", restored["replaced"]["snapshotId"])
     assert replaced == {"k00": "overwritten", "new": "written after the break"}
-    assert rec.restore(who, "r", sid, b"", "restore-1") == restored  # a retry: once
+    assert rec.restore(who, "r", sid, None, b"", "restore-1") == restored  # a retry: once
     assert [e["type"] for e in events(rec, who, "r")] == ["CIRCUIT_BROKEN", "MEMORY_RESTORED"]
     put(rec, who, "r", "k01", "changed after restore")  # the snapshot stays as it was
     assert snapshot(rec, who, "r", sid)["k01"] == {"i": 1, "x": [0.1, 1e-7, "é", None]}
     with pytest.raises(LoopsenseError) as caught:
-        rec.restore(who, "r", "0000000000000-00000000", b"", None)
+        rec.restore(who, "r", "0000000000000-00000000", None, b"", None)
     assert caught.value.code == "RUN_SNAPSHOT_NOT_FOUND"
 
 
@@ -451,9 +451,9 @@ def test_a_restore_that_fails_midway_changes_nothing(client):
     put(rec, who, "r", "kept", True)
     failing = through(rec, FailAt(client, 8, False))  # amid the copies
     with pytest.raises(LoopsenseError):
-        failing.restore(who, "r", sid, b"", "r-1")
+        failing.restore(who, "r", sid, None, b"", "r-1")
     assert memory(rec, who, "r") == {"kept": True}
-    assert rec.restore(who, "r", sid, b"", "r-1")["entries"] == 10
+    assert rec.restore(who, "r", sid, None, b"", "r-1")["entries"] == 10
     assert memory(rec, who, "r") == {f"k{i}": i for i in range(10)}
 
 
@@ -477,7 +477,7 @@ def test_another_tenant_reaches_nothing_of_a_run(client):
     assert rec.lessons(other, "shared", {})["lessons"] == []
     assert events(rec, other, "shared") == []
     for action in (lambda: rec.snapshot(other, "shared", sid, {}),
-                   lambda: rec.restore(other, "shared", sid, b"", None)):
+                   lambda: rec.restore(other, "shared", sid, None, b"", None)):
         with pytest.raises(LoopsenseError) as caught:
             action()
         assert caught.value.code == "RUN_SNAPSHOT_NOT_FOUND"
@@ -564,7 +564,7 @@ def test_the_flow_on_moto():
         assert answer["summary"]["entries"] == 4 and memory(rec, who, "r") == {}
         assert brk(rec, who, "r", key="b1") == answer
         put(rec, who, "r", "later", 1)
-        restored = rec.restore(who, "r", answer["snapshot_id"], b"", None)
+        restored = rec.restore(who, "r", answer["snapshot_id"], None, b"", None)
         assert restored["replaced"]["entries"] == 1
         assert memory(rec, who, "r") == {f"k{i}": {"i": i} for i in range(4)}
         assert [e["type"] for e in events(rec, who, "r")] == ["CIRCUIT_BROKEN",
@@ -641,8 +641,8 @@ def test_one_idempotency_key_restores_one_snapshot(client):
     first = brk(rec, who, "r")["snapshot_id"]
     put(rec, who, "r", "b", 2)
     second = brk(rec, who, "r")["snapshot_id"]
-    rec.restore(who, "r", first, b"", "restore-key")
+    rec.restore(who, "r", first, None, b"", "restore-key")
     with pytest.raises(LoopsenseError) as caught:
-        rec.restore(who, "r", second, b"", "restore-key")
+        rec.restore(who, "r", second, None, b"", "restore-key")
     assert caught.value.code == "IDEMPOTENCY_KEY_REUSED"
     assert memory(rec, who, "r") == {"a": 1}

@@ -422,10 +422,12 @@ class Recover:
                 "createdAt": found["createdAt"], **_origin(found), "entries": entries,
                 "next": following, "retention": self._retention(caller, found["expiresAt"])}
 
-    def restore(self, identity: Identity, run_id: str, snapshot_id: str, body: bytes,
-                idempotency_key: str | None) -> dict[str, Any]:
+    def restore(self, identity: Identity, run_id: str, snapshot_id: str, raw: Any,
+                body: bytes, idempotency_key: str | None) -> dict[str, Any]:
         """Copy the snapshot into a generation nobody reads, then switch to it like a break:
         the memory it replaces becomes a snapshot of kind replaced_by_restore."""
+        if raw not in (None, {}):
+            raise validation_error("body", "must be empty or {} (a restore takes no options)")
         caller = self._enter(identity, run_id, read=False)
         body = snapshot_id.encode() + b"\n" + body  # a key restores one snapshot
         now = self.runs.clock()

@@ -70,7 +70,7 @@ ROUTES: dict[str, Action] = {
         who, _run(request), request.params.get("snapshotId", ""), request.query),
     f"POST {RUN}/snapshots/{{snapshotId}}/restore": lambda runs, who, request: Recover(
         runs).restore(who, _run(request), request.params.get("snapshotId", ""),
-                      *_keyed(request)[1:]),
+                      *_keyed(request)),
     f"POST {RUN}/context": lambda runs, who, request: Recover(runs).context(
         who, _run(request), _body(request)),
 }
