@@ -646,3 +646,19 @@ def test_one_idempotency_key_restores_one_snapshot(client):
         rec.restore(who, "r", second, None, b"", "restore-key")
     assert caught.value.code == "IDEMPOTENCY_KEY_REUSED"
     assert memory(rec, who, "r") == {"a": 1}
+
+
+def test_a_break_without_an_agent_resets_every_agent_of_the_run_up_to_eight(client):
+    rec, _ = recover(client)
+    who = tenant()
+    for name in ("ari", "bob"):
+        steps(rec.runs, who, "two", [call("x", {}, agent=name)] * 6)
+    assert brk(rec, who, "two")["agentsReset"] == ["ari", "bob"]
+    assert all(rec.runs.signal(who, "two", n)["signal"]["findings"] == [] for n in ("ari", "bob"))
+    for i in range(9):
+        steps(rec.runs, who, "nine", [call("x", {}, agent=f"a{i}")])
+    with pytest.raises(LoopsenseError) as caught:
+        brk(rec, who, "nine")
+    assert caught.value.details[0].path == "agentId" and "8" in caught.value.message
+    assert events(rec, who, "nine") == []
+    assert brk(rec, who, "nine", agentId="a3")["agentsReset"] == ["a3"]
