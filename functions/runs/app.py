@@ -8,6 +8,7 @@ from loopsense.observability import lambda_entry
 from loopsense.platform.runs_api import handle
 from loopsense.platform.runtime import runs
 
+runs()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
 
 @lambda_entry
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -4,12 +4,10 @@ and agrees with the skill catalog. The tools come from the venv that runs these 
 
 from __future__ import annotations
 
+import ast
 import os
-import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,34 +107,6 @@ def test_sam_validate_lint_passes():
 # ---- (c): the build -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    env = _tool_env()
-    assert shutil.which("python3.11", path=env["PATH"]), (
-        "sam build (BuildMethod python3.11) needs `python3.11` on PATH"
-    )
-    build_dir = tmp_path_factory.mktemp("sam") / "build"
-    started = time.perf_counter()
-    result = _run(
-        [
-            _tool("sam"),
-            "build",
-            "--build-dir",
-            str(build_dir),
-            "--template",
-            str(TEMPLATE),
-            "--no-use-container",
-            "--no-cached",
-        ],
-        timeout=900,
-    )
-    elapsed = time.perf_counter() - started
-    assert result.returncode == 0, f"sam build failed:\n{result.stdout}\n{result.stderr}"
-    print(f"sam build took {elapsed:.1f} s")
-    yield build_dir
-    shutil.rmtree(build_dir, ignore_errors=True)
-
-
 def _dist_version(site: Path, name: str) -> Version:
     infos = sorted(site.glob(f"{name}-*.dist-info"))
     assert len(infos) == 1, f"expected one {name} dist-info in the layer, found {infos}"
@@ -178,6 +148,7 @@ def test_every_skill_has_a_function_with_its_logical_id(template):
     functions = _functions(template)
     for skill in SKILLS:
         assert skill.function in functions, f"{skill.key}: no {skill.function} in template.yaml"
+        assert functions[skill.function]["Properties"]["CodeUri"] == f"functions/{skill.name}/"
         code_dir = REPO_ROOT / functions[skill.function]["Properties"]["CodeUri"]
         assert (code_dir / "app.py").is_file(), f"{skill.key}: {code_dir}/app.py is missing"
 
@@ -250,6 +221,7 @@ def test_outputs_expose_the_function_and_layer_arns(template):
     assert {"Ref": LAYER} in values
     for skill in SKILLS:
         assert {"Fn::GetAtt": [skill.function, "Arn"]} in values
+        assert {"Ref": skill.function} in values  # its name: what the router invokes
 
 
 def test_layer_requirements_pin_numpy_below_2_3():
@@ -276,19 +248,37 @@ def test_router_can_invoke_every_skill_by_name_and_nothing_else(template):
         assert variables[function_env_name(skill)] == {"Ref": skill.function}
 
 
-def test_every_table_is_known_to_settings_and_passed_only_where_used(template):
-    from loopsense.settings import Settings
+def store_readers(template: dict[str, Any]) -> set[str]:
+    """The functions whose handler builds on the store: app.py imports loopsense.platform.runtime
+    (accounts, platform, tenant_settings), which reads every table's name from the environment."""
+    readers = set()
+    for name, function in _functions(template).items():
+        app = REPO_ROOT / function["Properties"]["CodeUri"] / "app.py"
+        imported = {node.module for node in ast.walk(ast.parse(app.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.ImportFrom)}
+        if "loopsense.platform.runtime" in imported:
+            readers.add(name)
+    return readers
+
+
+def test_every_table_is_known_to_settings_and_named_to_every_function_that_reads_the_store(
+        template):
+    from loopsense.settings import TABLE_FIELDS, env_name
     from loopsense_local.tables import TABLES
 
     tables = _resources(template, "AWS::DynamoDB::Table")
     assert set(tables) == set(TABLES)
-    for logical_id, field_name in TABLES.items():
-        assert field_name in Settings.model_fields
-        env_name = f"LOOPSENSE_{field_name.upper()}"
-        users = [name for name, fn in _functions(template).items()
-                 if env_name in _prop(template, fn, "Environment").get("Variables", {})]
-        assert users, f"no function is told the name of {logical_id}"
+    assert sorted(TABLES.values()) == sorted(TABLE_FIELDS)
+    for logical_id in tables:
         assert tables[logical_id]["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
+    readers = store_readers(template)
+    assert readers == {"AuthorizerFunction", "ExecuteFunction", "RunsFunction", "SettingsFunction"}
+    for name, function in _functions(template).items():
+        variables = (_prop(template, function, "Environment") or {}).get("Variables", {})
+        named = {v: variables[v] for v in variables if v.endswith("_TABLE")}
+        expected = ({env_name(field): {"Ref": logical_id} for logical_id, field in TABLES.items()}
+                    if name in readers else {})
+        assert named == expected, f"{name}: its table variables are not the template's tables"
 
 
 def test_counters_and_idempotency_records_expire_by_ttl(template):

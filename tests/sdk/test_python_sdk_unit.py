@@ -22,11 +22,11 @@ from typing import Any
 import loopsense_sdk
 import pytest
 from loopsense_sdk import (
+    APIConnectionError,
     AuthenticationError,
     CanonicalError,
     Client,
     ConflictError,
-    ConnectionError,
     EventLimitExceededError,
     ExecutionTimeoutError,
     HttpRequest,
@@ -40,6 +40,9 @@ from loopsense_sdk import (
     QuotaExceededError,
     RateLimitError,
     RequestTimeoutError,
+    RunAgentNotFoundError,
+    RunStepLimitExceededError,
+    RunWriteConflictError,
     SkillNotAccessibleError,
     SkillNotAvailableForPlanError,
     SkillNotFoundError,
@@ -176,6 +179,11 @@ def envelope(code: str, retryable: bool = False, details: Any = None) -> bytes:
     ("LOOP_EVENT_LIMIT_EXCEEDED", 429, EventLimitExceededError, RateLimitError),
     ("SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED", 429, EventLimitExceededError, RateLimitError),
     ("LOOPS_EVENT_LIMIT_EXCEEDED", 429, EventLimitExceededError, RateLimitError),
+    ("RUN_STEPS_INVALID", 400, ValidationError, ValidationError),
+    ("RUN_STEP_LIMIT_EXCEEDED", 429, RunStepLimitExceededError, EventLimitExceededError),
+    ("RUN_BATCH_INVALID", 400, ValidationError, ValidationError),
+    ("RUN_AGENT_NOT_FOUND", 404, RunAgentNotFoundError, NotFoundError),
+    ("RUN_WRITE_CONFLICT", 409, RunWriteConflictError, ConflictError),
     ("INTERNAL_ERROR", 500, InternalError, InternalError),
     ("PLAN_ELIGIBILITY_UNAVAILABLE", 503, UnavailableError, UnavailableError),
     ("EXECUTION_TIMEOUT", 504, ExecutionTimeoutError, ExecutionTimeoutError),
@@ -229,7 +237,7 @@ def test_retry_after_is_seconds_or_an_http_date() -> None:
 
 def test_network_errors_are_loopsense_and_builtin_errors() -> None:
     failure = RequestTimeoutError("no answer")
-    assert isinstance(failure, ConnectionError) and isinstance(failure, LoopsenseError)
+    assert isinstance(failure, APIConnectionError) and isinstance(failure, LoopsenseError)
     assert isinstance(failure, builtins.ConnectionError)
     assert isinstance(failure, builtins.TimeoutError)
     assert failure.retryable and failure.status is None and failure.code == "REQUEST_TIMEOUT"
@@ -319,6 +327,141 @@ def test_the_helpers_build_each_skills_input() -> None:
                                                "agent.loops"]
 
 
+def test_run_monitor_helper_builds_its_input() -> None:
+    fake = Fake(OK)
+    fake.client().run_monitor([{"kind": "thought"}], config={"repeat_warn": 3})
+    fake.client().run_monitor([{"kind": "thought"}])
+    bodies = [json.loads(r.body or b"") for r in fake.requests]
+    assert bodies == [{"skillKey": "agent.run_monitor",
+                       "input": {"steps": [{"kind": "thought"}], "config": {"repeat_warn": 3}}},
+                      {"skillKey": "agent.run_monitor", "input": {"steps": [{"kind": "thought"}]}}]
+
+
+# Every field any runs answer class reads, so one scripted answer serves every route.
+RUN_OK = HttpResponse(200, {}, json.dumps({"runId": "r:1", "agentId": "ari", "accepted": 2,
+                                           "sequence": 2, "reset": [], "config": {}}).encode())
+
+
+def test_runs_routes_send_their_method_path_and_body() -> None:
+    fake = Fake(RUN_OK)
+    runs = fake.client().runs
+    runs.register("r:1", agent_id="ari", role="support", objective_embedding=(1.0, 0.5))
+    runs.steps("r:1", [{"kind": "message", "text": "hi"}, {"kind": "thought", "agentId": "bob"}],
+               agent_id="ari")
+    runs.signal("r:1", agent_id="a&b")
+    runs.reset("r:1")
+    runs.reset("r:1", agent_id="ari")
+    runs.config("r:1", repeat_warn=5, tools={"poll_job": {"poll": True}})
+    runs.signal("a/b c", agent_id="ari")
+    sent = [(r.method, r.url.removeprefix("http://loopsense.test"),
+             json.loads(r.body) if r.body is not None else None) for r in fake.requests]
+    assert sent == [
+        ("POST", "/v1/runs/r:1/agents",
+         {"agentId": "ari", "role": "support", "objectiveEmbedding": [1.0, 0.5]}),
+        ("POST", "/v1/runs/r:1/steps", {"steps": [  # a step's own agentId is kept
+            {"agentId": "ari", "kind": "message", "text": "hi"},
+            {"agentId": "bob", "kind": "thought"}]}),
+        ("GET", "/v1/runs/r:1/signal?agentId=a%26b", None),
+        ("POST", "/v1/runs/r:1/reset", {}),
+        ("POST", "/v1/runs/r:1/reset", {"agentId": "ari"}),
+        ("PUT", "/v1/runs/r:1/config", {"repeat_warn": 5, "tools": {"poll_job": {"poll": True}}}),
+        ("GET", "/v1/runs/a%2Fb%20c/signal?agentId=ari", None),  # one segment, never a path
+    ]
+    keys = [r.headers.get("Idempotency-Key") for r in fake.requests]
+    assert keys[0] is None and keys[2:] == [None] * 5  # only steps is replayed by its key
+    assert keys[1] is not None and uuid.UUID(keys[1]).version == 4
+    assert all(r.headers["Authorization"] == "Bearer ls_test_key" for r in fake.requests)
+
+
+def ok(**fields: Any) -> HttpResponse:
+    return HttpResponse(200, {}, json.dumps({"runId": "r:1", **fields}).encode())
+
+
+def test_recover_routes_send_their_method_path_and_body() -> None:
+    fake = Fake(
+        ok(key="a b", created=True), ok(key="k", created=False), ok(key="k", value={"x": 1}),
+        ok(key="k", deleted=True),
+        ok(entries={"a": 1}, next="a"), ok(entries={"b": 2}, next=None),  # two pages
+        ok(lessonId="l1", kind="lesson", text="t", tags=["x"], createdAt="now"),
+        ok(lessons=[], next=None), ok(events=[{"seq": 1, "type": "CIRCUIT_BROKEN"}], next=None),
+        ok(broken=True, snapshot_id="s1", summary={"entries": 3, "reason": "loop"},
+           agentsReset=["ari"]),
+        ok(snapshotId="s1", entries={"a": 1}, next=None),
+        ok(restored=True, snapshotId="s1", entries=3, replaced={"snapshotId": "s2", "entries": 0}),
+        ok(context_block="b", items=[{"type": "snapshot"}], tokens=9, max_token_budget=100))
+    runs = fake.client().runs
+    assert runs.put_memory("r:1", "a b", {"x": 1}).created is True
+    assert runs.put_memory("r:1", "k", None).created is False
+    assert runs.get_memory("r:1", "k") == {"x": 1}
+    assert runs.delete_memory("r:1", "k") is None
+    assert runs.memory("r:1") == {"a": 1, "b": 2}
+    lesson = runs.add_lesson("r:1", "t", tags=["x"])
+    assert (lesson.lesson_id, lesson.tags, lesson.snapshot_id) == ("l1", ("x",), None)
+    assert runs.lessons("r:1") == ()
+    assert runs.events("r:1") == ({"seq": 1, "type": "CIRCUIT_BROKEN"},)
+    broken = runs.circuit_break("r:1", reason="loop", agent_id="ari")
+    assert (broken.snapshot_id, broken.entries, broken.agents_reset) == ("s1", 3, ("ari",))
+    assert runs.snapshot("r:1", "s1") == {"a": 1}
+    restored = runs.restore("r:1", "s1", idempotency_key="restore-1")
+    assert (restored.entries, restored.replaced_snapshot_id) == (3, "s2")
+    briefing = runs.context("r:1", query="q", max_token_budget=100)
+    assert (briefing.context_block, briefing.tokens) == ("b", 9)
+    sent = [(r.method, r.url.removeprefix("http://loopsense.test"), r.body)
+            for r in fake.requests]
+    assert sent == [
+        ("PUT", "/v1/runs/r:1/memory/a%20b", b'{"x":1}'),  # the value is the body
+        ("PUT", "/v1/runs/r:1/memory/k", b"null"),  # JSON null, not an empty body
+        ("GET", "/v1/runs/r:1/memory/k", None),
+        ("DELETE", "/v1/runs/r:1/memory/k", None),
+        ("GET", "/v1/runs/r:1/memory?limit=1000", None),
+        ("GET", "/v1/runs/r:1/memory?limit=1000&after=a", None),
+        ("POST", "/v1/runs/r:1/lessons", b'{"text":"t","tags":["x"],"kind":"lesson"}'),
+        ("GET", "/v1/runs/r:1/lessons?limit=1000", None),
+        ("GET", "/v1/runs/r:1/events?limit=1000", None),
+        ("POST", "/v1/runs/r:1/circuit-break", b'{"reason":"loop","agentId":"ari"}'),
+        ("GET", "/v1/runs/r:1/snapshots/s1?limit=1000", None),
+        ("POST", "/v1/runs/r:1/snapshots/s1/restore", b"{}"),
+        ("POST", "/v1/runs/r:1/context", b'{"query":"q","max_token_budget":100}'),
+    ]
+    keys = [r.headers.get("Idempotency-Key") for r in fake.requests]
+    assert keys[:9] == [None] * 9 and keys[10] is None and keys[12] is None
+    assert uuid.UUID(keys[9]).version == 4 and keys[11] == "restore-1"  # breaks, restores
+
+
+def test_a_break_is_retried_with_its_one_idempotency_key() -> None:
+    fake = Fake(answer("RUN_WRITE_CONFLICT", 409, True),
+                ok(broken=True, snapshot_id="s1", summary={"entries": 0, "reason": "loop"}))
+    assert fake.client().runs.circuit_break("r:1", reason="loop").snapshot_id == "s1"
+    first, second = (r.headers["Idempotency-Key"] for r in fake.requests)
+    assert first == second and len(fake.sleeps) == 1
+
+
+def test_recover_errors_land_in_their_families() -> None:
+    for code, status, family in (("RUN_MEMORY_NOT_FOUND", 404, NotFoundError),
+                                 ("RUN_SNAPSHOT_NOT_FOUND", 404, NotFoundError),
+                                 ("RUN_MEMORY_FULL", 409, ConflictError)):
+        fake = Fake(answer(code, status, False))
+        with pytest.raises(family) as caught:
+            fake.client().runs.put_memory("r:1", "k", 1)
+        assert (caught.value.code, caught.value.attempts) == (code, 1)
+
+
+def test_a_runs_write_conflict_is_retried_with_the_same_idempotency_key() -> None:
+    fake = Fake(answer("RUN_WRITE_CONFLICT", 409, True), RUN_OK)
+    result = fake.client().runs.steps("r:1", [{"kind": "thought"}] * 2, agent_id="ari",
+                                      idempotency_key="batch-7")
+    assert (result.accepted, result.sequence) == (2, 2)
+    assert [r.headers["Idempotency-Key"] for r in fake.requests] == ["batch-7", "batch-7"]
+    assert len({r.body for r in fake.requests}) == 1 and len(fake.sleeps) == 1
+
+
+def test_runs_errors_are_raised_at_once_when_not_retryable() -> None:
+    fake = Fake(answer("RUN_AGENT_NOT_FOUND", 404, False), RUN_OK)
+    with pytest.raises(RunAgentNotFoundError) as caught:
+        fake.client().runs.signal("r:1", agent_id="nobody")
+    assert caught.value.attempts == 1 and len(fake.requests) == 1 and fake.sleeps == []
+
+
 def test_your_own_idempotency_key_is_sent_as_given() -> None:
     fake = Fake(answer("PLAN_ELIGIBILITY_UNAVAILABLE", 503, True, "0"), OK)
     fake.client().execute("agent.loop_detect", LOOP, idempotency_key="order-42")
@@ -332,7 +475,7 @@ def test_your_own_idempotency_key_is_sent_as_given() -> None:
     answer("INTERNAL_ERROR", 500, True, "1"),
     answer("IDEMPOTENCY_IN_PROGRESS", 409, True, "1"),
     HttpResponse(502, {}, b"bad gateway"),
-    ConnectionError("refused"),
+    APIConnectionError("refused"),
     RequestTimeoutError("slow"),
     OSError("a custom transport's socket error"),
 ])
@@ -473,3 +616,15 @@ def test_the_package_imports_nothing_but_the_standard_library() -> None:
         capture_output=True, text=True, check=True, timeout=60).stdout
     for heavy in ("'loopsense'", "'numpy'", "'boto3'", "'pydantic'", "'httpx'"):
         assert heavy not in loaded
+
+
+def test_every_public_type_and_error_is_exported_at_the_top_level() -> None:
+    import loopsense_sdk.errors
+    import loopsense_sdk.types
+
+    public = set(loopsense_sdk.types.__all__) | set(loopsense_sdk.errors.__all__)
+    missing = public - {"error_from_response"} - set(loopsense_sdk.__all__)
+    assert not missing
+    assert all(hasattr(loopsense_sdk, name) for name in loopsense_sdk.__all__)
+    # No name that shadows a builtin on `from loopsense_sdk import *`.
+    assert not set(loopsense_sdk.__all__) & set(dir(builtins))

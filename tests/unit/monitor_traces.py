@@ -44,7 +44,8 @@ def config(tools: dict[str, dict[str, Any]] | None = None, disabled: tuple[str, 
     policies = {
         name: ToolPolicy(exempt=p.get("exempt", False), poll=p.get("poll", False),
                          thresholds={k: v for k, v in p.items()
-                                     if k in ("repeat_warn", "repeat_critical", "poll_warn")})
+                                     if k in ("repeat_warn", "repeat_critical", "poll_warn")},
+                         ignore_keys=frozenset(k.lower() for k in p.get("ignore_keys", ())))
         for name, p in (tools or {}).items()}
     return MonitorConfig(thresholds={**DEFAULTS, **thresholds}, tools=policies,
                          disabled_rules=frozenset(disabled), reset_on_user_message=

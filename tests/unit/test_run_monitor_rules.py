@@ -239,3 +239,38 @@ def test_findings_never_quote_content_when_tools_are_unnamed():
     for answer in answers(trace, cfg):
         assert secret.lower() not in repr(answer.signal()).lower()
     assert secret in repr(last(trace).signal())  # the stateful surface names its tools
+
+
+def test_calls_without_results_never_go_critical():
+    bare = [call("export_status", {"job": 3})] * 12
+    assert ever(bare, config(disabled=("novelty",))) == {"repeated_call": {"warning"}}
+    pairs = [call(a, {"q": 1}) for _ in range(4) for a in ("search", "open")]
+    assert rules(last(pairs))["cycle"] == "warning"
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("named", [True, False])
+def test_every_finding_has_words(rule, named):
+    from dataclasses import replace
+    warning, critical, extra = RAISING[rule]
+    for trace in (warning, critical):
+        if trace is None:
+            continue
+        out = answers(trace, replace(config(**extra), name_tools=named))
+        for answer in out:
+            signal = answer.signal()
+            texts = [f["rationale"] for f in signal["findings"]]
+            texts.append(signal["recommendation"].get("nudge", ""))
+            assert all("{" not in t and "}" not in t for t in texts)
+        assert any(f["rule"] == rule and f["rationale"] for f in out[-1].signal()["findings"])
+
+
+@pytest.mark.parametrize(("allowed", "actions"), [
+    (0, ["break", "break"]),
+    (1, ["nudge", "break"]),
+    (2, ["nudge", "nudge", "break"]),
+])
+def test_nudges_before_break(allowed, actions):
+    trace = [call("export_status", {"job": 3}, {"state": "pending"})] * (5 + len(actions))
+    out = answers(trace, config(nudges_before_break=allowed, disabled=("novelty",)))
+    assert [a.recommendation["action"] for a in out[5:]] == actions

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import random
 
-from loopsense.core.monitor.monitor import evaluate, new_state, observe, reset
+from loopsense.core.monitor.monitor import evaluate, inspect, new_state, observe, reset
 from tests.unit.monitor_traces import answers, call, chunk, config, say, step
 
 SENTENCE = "Streaming the same sentence again and again for the test. "
@@ -68,3 +68,16 @@ def test_reset_starts_the_signals_afresh():
     assert evaluate(state, cfg).findings == [] and state["next"] == 7
     state, answer = observe(state, call("status", {"id": 1}, {"s": "p"}), cfg)
     assert answer.findings == [] and answer.index == 7
+
+
+def test_inspect_answers_like_the_last_step_without_changing_the_state():
+    cfg = config()
+    state = new_state()
+    for s in [call("status", {"id": 1}, {"s": "p"})] * 6:
+        state, answer = observe(state, s, cfg)
+    before = json.dumps(state)
+    again = inspect(state, cfg)
+    assert again.signal() == answer.signal() and json.dumps(state) == before
+    assert again.signals() == {"repeated": True, "stagnant": False, "drift_score": -1,
+                               "novelty_score": 0.0}
+    assert inspect(new_state(), cfg).signal()["recommendation"] == {"action": "continue"}

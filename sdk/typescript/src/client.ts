@@ -1,13 +1,15 @@
+/// <reference types="node" preserve="true" />
+// The public types use Node's globals (fetch, Headers, AbortSignal): @types/node is a peer.
 import { randomUUID } from "node:crypto";
 
 import { ConnectionError, LoopsenseError, RequestTimeoutError, errorFromResponse } from "./errors.js";
-import type { ExecuteResponse, SkillInput } from "./types.js";
+import type { ExecuteResponse, SkillKey, SkillMap } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
 export const SDK_VERSION = "0.1.0";
 
 export interface ClientOptions {
-  /** Default: process.env.LOOPSENSE_API_KEY. */
+  /** Default: process.env.LOOPSENSE_API_KEY; required (the constructor throws without one). */
   apiKey?: string;
   /** Default: process.env.LOOPSENSE_BASE_URL, else http://127.0.0.1:3000 (`loopsense serve`). */
   baseUrl?: string;
@@ -75,7 +77,7 @@ export class Client {
   readonly deadlineMs: number;
   readonly backoffBaseMs: number;
   readonly backoffMaxMs: number;
-  readonly #apiKey: string | undefined;
+  readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #random: () => number;
@@ -84,7 +86,9 @@ export class Client {
 
   constructor(options: ClientOptions = {}) {
     const env = typeof process === "undefined" ? {} : process.env;
-    this.#apiKey = options.apiKey ?? env.LOOPSENSE_API_KEY;
+    const apiKey = options.apiKey ?? env.LOOPSENSE_API_KEY;
+    if (!apiKey) throw new TypeError("no API key: pass { apiKey } or set LOOPSENSE_API_KEY");
+    this.#apiKey = apiKey;
     this.baseUrl = (options.baseUrl ?? env.LOOPSENSE_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
     this.timeoutMs = positive("timeoutMs", options.timeoutMs ?? 10_000);
     this.maxAttempts = positive("maxAttempts", options.maxAttempts ?? 4, true);
@@ -102,12 +106,22 @@ export class Client {
    * Runs a skill: POST /v1/execute. Retries retryable errors (the server's `retryable` flag, and
    * connection failures) with backoff, within maxAttempts and deadlineMs, all with one
    * Idempotency-Key so that a retry is never charged twice. Throws a LoopsenseError subclass.
+   * Typed for the v1 skills (SkillMap): another key does not compile; see executeAny.
    */
-  async execute<K extends string>(
+  async execute<K extends SkillKey>(
     skillKey: K,
-    input: SkillInput<K>,
+    input: SkillMap[K]["input"],
     options: ExecuteOptions = {},
   ): Promise<ExecuteResponse<K>> {
+    return (await this.#execute(skillKey, input, options)) as ExecuteResponse<K>;
+  }
+
+  /** execute() for any skill key, untyped (`output: unknown`): a skill newer than this SDK. */
+  async executeAny(skillKey: string, input: unknown, options: ExecuteOptions = {}): Promise<ExecuteResponse> {
+    return (await this.#execute(skillKey, input, options)) as ExecuteResponse;
+  }
+
+  async #execute(skillKey: string, input: unknown, options: ExecuteOptions): Promise<unknown> {
     const envelope: Record<string, unknown> = { skillKey, input };
     if (options.version !== undefined) envelope.version = options.version;
     const body = JSON.stringify(envelope);
@@ -117,13 +131,20 @@ export class Client {
       Accept: "application/json",
       "User-Agent": `loopsense-sdk-typescript/${SDK_VERSION}`,
       "Idempotency-Key": options.idempotencyKey ?? randomUUID(),
+      Authorization: `Bearer ${this.#apiKey}`,
     };
-    if (this.#apiKey) headers.Authorization = `Bearer ${this.#apiKey}`;
-    const text = await this.#send("/v1/execute", body, headers, options.signal);
-    return JSON.parse(text) as ExecuteResponse<K>;
+    const { status, text } = await this.#send("/v1/execute", body, headers, options.signal);
+    try {
+      return JSON.parse(text);
+    } catch (caught) {
+      throw new LoopsenseError({
+        code: "INVALID_RESPONSE", message: `a ${status} answer whose body is not JSON`,
+        status, retryable: false, cause: caught,
+      });
+    }
   }
 
-  async #send(path: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<string> {
+  async #send(path: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Answer> {
     const started = this.#now();
     const deadline = started + this.deadlineMs;
     for (let attempt = 1; ; attempt++) {
@@ -147,7 +168,7 @@ export class Client {
 
   async #attempt(
     path: string, body: string, headers: Record<string, string>, deadline: number, signal?: AbortSignal,
-  ): Promise<string> {
+  ): Promise<Answer> {
     const remaining = deadline - this.#now();
     const budget = Math.min(this.timeoutMs, remaining);
     if (budget <= 0) {
@@ -165,7 +186,7 @@ export class Client {
         method: "POST", headers, body, signal: controller.signal,
       });
       const text = await response.text();
-      if (response.ok) return text;
+      if (response.ok) return { status: response.status, text };
       throw errorFromResponse(response.status, text, response.headers);
     } catch (caught) {
       if (caught instanceof LoopsenseError) throw caught;
@@ -191,6 +212,8 @@ export class Client {
     }
   }
 }
+
+interface Answer { status: number; text: string }
 
 const TIMED_OUT = Symbol("loopsense request timeout");
 

@@ -49,7 +49,7 @@ export class LoopsenseError extends Error {
   }
 }
 
-/** 400: VALIDATION_ERROR, a skill's input errors (LOOP_EVENTS_INVALID), TIME_BUDGET_ABOVE_PLAN_CAP. */
+/** 400: VALIDATION_ERROR, a skill's input errors (LOOP_EVENTS_INVALID, RUN_STEPS_INVALID), RUN_BATCH_INVALID, TIME_BUDGET_ABOVE_PLAN_CAP. */
 export class ValidationError extends LoopsenseError {}
 /** 401 UNAUTHORIZED: no key, a malformed, unknown or revoked key. */
 export class AuthenticationError extends LoopsenseError {}
@@ -59,16 +59,23 @@ export class PermissionDeniedError extends LoopsenseError {}
 export class SkillNotAccessibleError extends PermissionDeniedError {}
 /** 403 SKILL_NOT_AVAILABLE_FOR_PLAN: the tenant's plan does not include this skill. */
 export class SkillNotAvailableForPlanError extends PermissionDeniedError {}
-/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND. */
+/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND, RUN_AGENT_NOT_FOUND, RUN_MEMORY_NOT_FOUND,
+ * RUN_SNAPSHOT_NOT_FOUND; 405 METHOD_NOT_ALLOWED. */
 export class NotFoundError extends LoopsenseError {}
 /** 404 SKILL_NOT_FOUND: no such skill, or no such version. */
 export class SkillNotFoundError extends NotFoundError {}
-/** 409 IDEMPOTENCY_KEY_REUSED (not retryable), IDEMPOTENCY_IN_PROGRESS (retryable). */
+/** 404 RUN_AGENT_NOT_FOUND: the run has no such agent (never registered, or expired). */
+export class RunAgentNotFoundError extends NotFoundError {}
+/** 409 IDEMPOTENCY_KEY_REUSED (not retryable), IDEMPOTENCY_IN_PROGRESS, RUN_WRITE_CONFLICT (retryable),
+ * RUN_MEMORY_FULL (not retryable: delete entries or circuit-break). */
 export class ConflictError extends LoopsenseError {}
 /** 409 IDEMPOTENCY_KEY_REUSED: the same key with another body (not retryable). */
 export class IdempotencyKeyReusedError extends ConflictError {}
 /** 409 IDEMPOTENCY_IN_PROGRESS: the first request with this key is still running (retryable). */
 export class IdempotencyInProgressError extends ConflictError {}
+/** 409 RUN_WRITE_CONFLICT: concurrent step batches of one agent kept winning the race; retryable
+ * with the same Idempotency-Key (no step is applied twice). */
+export class RunWriteConflictError extends ConflictError {}
 /** 429: too many requests, credits used up, or too many events in one call. Check `retryable`:
  * the event limits are not (split the input instead). */
 export class RateLimitError extends LoopsenseError {}
@@ -78,7 +85,10 @@ export class TenantRateLimitedError extends RateLimitError {}
 export class QuotaExceededError extends RateLimitError {}
 /** 429 LOOP_EVENT_LIMIT_EXCEEDED and the like: too many events or bytes in one call (not retryable). */
 export class EventLimitExceededError extends RateLimitError {}
-/** 503 PLAN_ELIGIBILITY_UNAVAILABLE (and other 502/503 answers). */
+/** 429 RUN_STEP_LIMIT_EXCEEDED: more than 5,000 steps or 2 MiB in one agent.run_monitor call
+ * (not retryable: send fewer, or use the runs API). */
+export class RunStepLimitExceededError extends EventLimitExceededError {}
+/** 503 PLAN_ELIGIBILITY_UNAVAILABLE, SERVER_BUSY (and other 502/503 answers). */
 export class UnavailableError extends LoopsenseError {}
 /** 504 EXECUTION_TIMEOUT: the skill did not finish within its time budget. */
 export class ExecutionTimeoutError extends LoopsenseError {}
@@ -100,11 +110,13 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   SKILL_NOT_AVAILABLE_FOR_PLAN: SkillNotAvailableForPlanError,
   SKILL_NOT_FOUND: SkillNotFoundError,
   ROUTE_NOT_FOUND: NotFoundError,
+  METHOD_NOT_ALLOWED: NotFoundError,
   IDEMPOTENCY_KEY_REUSED: IdempotencyKeyReusedError,
   IDEMPOTENCY_IN_PROGRESS: IdempotencyInProgressError,
   TENANT_RATE_LIMITED: TenantRateLimitedError,
   QUOTA_EXCEEDED: QuotaExceededError,
   PLAN_ELIGIBILITY_UNAVAILABLE: UnavailableError,
+  SERVER_BUSY: UnavailableError,
   EXECUTION_TIMEOUT: ExecutionTimeoutError,
   INTERNAL_ERROR: InternalError,
   LOOP_EVENTS_INVALID: ValidationError,
@@ -113,20 +125,36 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   LOOPS_EVENT_LIMIT_EXCEEDED: EventLimitExceededError,
   TIME_BUDGET_ABOVE_PLAN_CAP: ValidationError,
   PLAYBOOK_NOT_FOUND: NotFoundError,
+  RUN_STEPS_INVALID: ValidationError,
+  RUN_STEP_LIMIT_EXCEEDED: RunStepLimitExceededError,
+  RUN_BATCH_INVALID: ValidationError,
+  RUN_AGENT_NOT_FOUND: RunAgentNotFoundError,
+  RUN_WRITE_CONFLICT: RunWriteConflictError,
+  RUN_MEMORY_NOT_FOUND: NotFoundError,
+  RUN_SNAPSHOT_NOT_FOUND: NotFoundError,
+  RUN_MEMORY_FULL: ConflictError,
+};
+
+/** The family of each HTTP status, for a code the SDK does not know yet (any other 5xx: InternalError). */
+export const STATUS_CLASSES: Readonly<Record<number, ErrorClass>> = {
+  400: ValidationError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  405: NotFoundError,
+  409: ConflictError,
+  413: ValidationError,
+  422: ValidationError,
+  429: RateLimitError,
+  500: InternalError,
+  502: UnavailableError,
+  503: UnavailableError,
+  504: ExecutionTimeoutError,
 };
 
 /** The class for a code the SDK does not know yet: by HTTP status. */
 export function errorClassForStatus(status: number): ErrorClass {
-  if (status === 400 || status === 413 || status === 422) return ValidationError;
-  if (status === 401) return AuthenticationError;
-  if (status === 403) return PermissionDeniedError;
-  if (status === 404) return NotFoundError;
-  if (status === 409) return ConflictError;
-  if (status === 429) return RateLimitError;
-  if (status === 502 || status === 503) return UnavailableError;
-  if (status === 504) return ExecutionTimeoutError;
-  if (status >= 500) return InternalError;
-  return LoopsenseError;
+  return STATUS_CLASSES[status] ?? (status >= 500 ? InternalError : LoopsenseError);
 }
 
 /** Statuses retried when the answer is not a loopsense envelope (a proxy's 502 page). */

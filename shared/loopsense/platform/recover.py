@@ -22,7 +22,6 @@ retention, the agents' store for the monitor reset. Nothing here is charged
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 from collections.abc import Callable
@@ -43,12 +42,13 @@ from loopsense.platform.runs import (
     RECENT_KEYS,
     Caller,
     Runs,
-    _conflict,
-    _current,
-    _encoded,
-    _no_agent,
+    agent_not_found,
     check_agent_id,
     check_run_id,
+    current_agent,
+    digest,
+    encoded,
+    write_conflict,
 )
 from loopsense.store.run_memory import (
     EVENT,
@@ -119,10 +119,6 @@ def page_args(query: dict[str, str], after_check: Callable[[str, str], str]
     return int(raw), (after_check(after, "after") if after is not None else None)
 
 
-def _digest(text: bytes | str) -> str:
-    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
-
-
 def _stamp(now: datetime) -> str:
     return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -156,16 +152,16 @@ class Recover:
         check_run_id(run_id)
         caller = self.runs.admit(identity)
         if read:
-            self.runs._count_request(caller)
+            self.runs.count_request(caller)
         return caller
 
     def _write(self, caller: Caller, actions: list[dict[str, Any]], now: datetime) -> bool:
         epoch = int(now.timestamp())
-        return self.runs._write(caller, [self.runs._admission(caller, epoch), *actions], False,
+        return self.runs.write(caller, [self.runs.admission(caller, epoch), *actions], False,
                                 now)
 
     def _retention(self, caller: Caller, expires: int) -> dict[str, Any]:
-        return self.runs._retention(caller, expires)
+        return self.runs.retention(caller, expires)
 
     # working memory ----------------------------------------------------------------------
     def put(self, identity: Identity, run_id: str, key: str, body: bytes) -> dict[str, Any]:
@@ -180,7 +176,7 @@ class Recover:
             head = self.store.head(caller.tenant_id, run_id)
             found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
             existed = found is not None
-            expires = self.runs._expiry(caller, now)
+            expires = self.runs.expiry(caller, now)
             actions = [
                 self.store.count_change(caller.tenant_id, run_id, head, 0 if existed else 1,
                                         _stamp(now), expires, MAX_ENTRIES),
@@ -193,7 +189,7 @@ class Recover:
                     self.store.head(caller.tenant_id, run_id).generation == head.generation:
                 raise LoopsenseError("RUN_MEMORY_FULL",
                                      f"working memory holds at most {MAX_ENTRIES} entries")
-        raise _conflict()
+        raise write_conflict()
 
     def get(self, identity: Identity, run_id: str, key: str) -> dict[str, Any]:
         check_key(key)
@@ -216,13 +212,13 @@ class Recover:
             found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
             if found is None or found.expires_at <= int(now.timestamp()):
                 raise LoopsenseError("RUN_MEMORY_NOT_FOUND", "no such key in working memory")
-            expires = self.runs._expiry(caller, now)
+            expires = self.runs.expiry(caller, now)
             actions = [self.store.count_change(caller.tenant_id, run_id, head, -1, _stamp(now),
                                                expires, MAX_ENTRIES),
                        self.store.delete_entry(caller.tenant_id, run_id, head.generation, key)]
             if self._write(caller, actions, now):
                 return {"runId": run_id, "key": key, "deleted": True}
-        raise _conflict()
+        raise write_conflict()
 
     def _page(self, caller: Caller, run_id: str, generation: str, query: dict[str, str]
               ) -> tuple[dict[str, Any], str | None]:
@@ -253,12 +249,12 @@ class Recover:
         body = validate(LessonBody, raw, prefix="")
         caller = self._enter(identity, run_id, read=False)
         now = self.runs.clock()
-        expires = self.runs._expiry(caller, now)
+        expires = self.runs.expiry(caller, now)
         values = {"lessonId": _new_id(now), "kind": body.kind, "text": body.text,
                   "tags": body.tags, "createdAt": _stamp(now), "expiresAt": expires}
         if not self._write(caller, [self.store.put_lesson(caller.tenant_id, run_id, values)],
                            now):
-            raise _conflict()
+            raise write_conflict()
         return {"runId": run_id, **_lesson(values),
                 "retention": self._retention(caller, expires)}
 
@@ -309,7 +305,7 @@ class Recover:
             for agent in agents:
                 reset_monitor(agent.body["monitor"])
                 resets.append(self.runs.store.put_agent(caller.tenant_id, run_id, agent,
-                                                        _encoded(agent), _stamp(now), expires))
+                                                        encoded(agent), _stamp(now), expires))
             return Switch(uuid.uuid4().hex, 0, lesson,
                           {"type": BREAK_EVENT, "details": {"snapshotId": snapshot_id,
                                                             "reason": request.reason,
@@ -322,14 +318,14 @@ class Recover:
         if agent_id is not None:
             found = self.runs.store.agent(caller.tenant_id, run_id, agent_id)
             if found is None or not found.live(epoch):
-                raise _no_agent()
+                raise agent_not_found()
             return [found]
         agents = sorted((a for a in self.runs.store.agents(caller.tenant_id, run_id)
                          if a.live(epoch)), key=lambda a: a.agent_id)
         if len(agents) > MAX_BREAK_AGENTS:
             raise validation_error("agentId", f"is required when the run has more than "
                                               f"{MAX_BREAK_AGENTS} agents (one break each)")
-        return [_current(a, a.agent_id, epoch) for a in agents]
+        return [current_agent(a, a.agent_id, epoch) for a in agents]
 
     # the one transaction of a break or a restore ------------------------------------------
     def _switch(self, caller: Caller, run_id: str, idempotency_key: str | None, body: bytes,
@@ -338,8 +334,8 @@ class Recover:
         one transaction: the head switched to ``plan``'s generation (on condition that the one
         read is still live), the snapshot lesson of the old one, the event, ``plan``'s other
         actions. A lost race (a concurrent break or restore, an agent's step) plans again."""
-        key = _digest(idempotency_key) if idempotency_key is not None else None
-        body_digest = _digest(body)
+        key = digest(idempotency_key) if idempotency_key is not None else None
+        body_digest = digest(body)
         for _ in range(ATTEMPTS):
             now = self.runs.clock()
             epoch = int(now.timestamp())
@@ -347,7 +343,7 @@ class Recover:
             replayed = self._replay(caller, run_id, head, key, body_digest, epoch)
             if replayed is not None:
                 return replayed
-            expires = self.runs._expiry(caller, now)
+            expires = self.runs.expiry(caller, now)
             step = plan(head, now, expires)
             made = step.lesson["lessonId"]
             recent = head.recent if key is None else [
@@ -362,7 +358,7 @@ class Recover:
             if self._write(caller, actions, now):
                 return self._answer(caller, run_id, step.lesson,
                                     self._frozen_count(caller, run_id, made, head.generation))
-        raise _conflict()
+        raise write_conflict()
 
     def _frozen_count(self, caller: Caller, run_id: str, snapshot_id: str,
                       generation: str) -> int:
@@ -432,8 +428,8 @@ class Recover:
         body = snapshot_id.encode() + b"\n" + body  # a key restores one snapshot
         now = self.runs.clock()
         replayed = self._replay(caller, run_id, self.store.head(caller.tenant_id, run_id),
-                                _digest(idempotency_key) if idempotency_key else None,
-                                _digest(body), int(now.timestamp()))
+                                digest(idempotency_key) if idempotency_key else None,
+                                digest(body), int(now.timestamp()))
         if replayed is not None:
             return replayed
         source = self._snapshot(caller, run_id, snapshot_id)
@@ -441,7 +437,7 @@ class Recover:
         live = [e for e in entries if e.expires_at > int(now.timestamp())]
         staged = uuid.uuid4().hex
         self.store.stage(caller.tenant_id, run_id, staged, live, _stamp(now),
-                         self.runs._expiry(caller, now))
+                         self.runs.expiry(caller, now))
 
         def plan(head: Head, now: datetime, expires: int) -> Switch:
             replaced_id = _new_id(now)

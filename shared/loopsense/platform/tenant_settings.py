@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from loopsense.core.monitor.config import THRESHOLD_SPECS as MONITOR_THRESHOLDS
 from loopsense.errors import Detail, LoopsenseError, validation_error
+from loopsense.platform.catalog import used_by
 from loopsense.platform.plans import resolve_plan
 from loopsense.skills.thresholds import PLAN_CAP, THRESHOLDS, check
 from loopsense.store.accounts import Accounts, Plan
@@ -36,17 +36,6 @@ MAX_BODY_BYTES = 16 * 1024
 # Conditional writes lost to a concurrent change of the plan or of the map's existence.
 ATTEMPTS = 5
 
-USED_BY = {
-    "revisit_threshold": "agent.semantic_loop",
-    "step_count_threshold": "agent.loops step_count",
-    "identical_call_min_repeats": "agent.loops identical_call",
-    "similar_call_distance_threshold": "agent.loops similar_call",
-    "similar_call_min_cluster_size": "agent.loops similar_call",
-    "time_budget_ms": "agent.loops time_budget",
-    **{name: "agent.run_monitor" for name, *_ in MONITOR_THRESHOLDS},
-    "run_retention_days": "runs API",
-    "monitor_disabled": "runs API",
-}
 NAMES = ", ".join(THRESHOLDS)
 _TYPES = {int: "integer", float: "number", bool: "boolean"}
 
@@ -100,7 +89,7 @@ def describe(stored: Any, plan: Plan) -> dict[str, Any]:
             value, high = min(value, cap), cap
         out[name] = {"value": value, "default": spec.default, "min": spec.low, "max": high,
                      "type": _TYPES[spec.kind],
-                     "configured": configured, "used_by": USED_BY[name]}
+                     "configured": configured, "used_by": used_by(name)}
     return {"plan": plan.name, "thresholds": out}
 
 

@@ -3,7 +3,7 @@
 Retries (``Client(max_attempts=4, deadline=30.0, backoff_base=0.2, backoff_max=5.0)``):
 
 - Only errors whose ``retryable`` is true are retried: what the server marks retryable (429 rate
-  and quota, 409 in progress, 500, 503, 504) and network failures (``ConnectionError``,
+  and quota, 409 in progress, 500, 503, 504) and network failures (``APIConnectionError``,
   ``RequestTimeoutError``). A 400/401/403/404 is raised at once.
 - The wait before retry *n* (n = 1, 2, ...) is full jitter,
   ``uniform(0, min(backoff_max, backoff_base * 2 ** (n - 1)))``, raised to the answer's
@@ -33,7 +33,7 @@ from typing import Any, Literal, cast, overload
 
 from loopsense_sdk import __version__
 from loopsense_sdk.errors import (
-    ConnectionError,
+    APIConnectionError,
     LoopsenseError,
     RequestTimeoutError,
     error_from_response,
@@ -46,9 +46,13 @@ from loopsense_sdk.types import (
     LoopsInput,
     LoopsOutput,
     LoopsThresholds,
+    RunMonitorConfig,
+    RunMonitorInput,
+    RunMonitorOutput,
     SemanticLoopInput,
     SemanticLoopOutput,
     SemanticLoopThresholds,
+    SkillKey,
     TelemetryEvent,
 )
 
@@ -78,7 +82,7 @@ class HttpResponse:
     body: bytes = b""
 
 
-# Sends one request; answers any HTTP status; raises ConnectionError (or RequestTimeoutError)
+# Sends one request; answers any HTTP status; raises APIConnectionError (or RequestTimeoutError)
 # when there is no answer. Replaceable (Client(transport=...)) for tests or another HTTP stack.
 Transport = Callable[[HttpRequest], HttpResponse]
 
@@ -98,11 +102,11 @@ def urllib_transport(request: HttpRequest) -> HttpResponse:
     except urllib.error.URLError as error:
         if isinstance(error.reason, TimeoutError):
             raise RequestTimeoutError(f"no answer within {request.timeout:.3g} s") from error
-        raise ConnectionError(f"could not reach the API: {error.reason}") from error
+        raise APIConnectionError(f"could not reach the API: {error.reason}") from error
     except TimeoutError as error:  # socket.timeout is TimeoutError
         raise RequestTimeoutError(f"no answer within {request.timeout:.3g} s") from error
     except (OSError, http.client.HTTPException) as error:
-        raise ConnectionError(f"the connection failed: {type(error).__name__}") from error
+        raise APIConnectionError(f"the connection failed: {type(error).__name__}") from error
 
 
 def checkpoint(name: str | None = None, /, **state: Any) -> TelemetryEvent:
@@ -157,11 +161,7 @@ class Client:
         self._sleep = sleep
         self._random = random
         self._clock = clock
-
-    @property
-    def runs(self) -> Runs:
-        """The runs API: monitor, working memory, circuit break, briefing (loopsense_sdk.runs)."""
-        return Runs(self)
+        self.runs = Runs(self._send)  # the stateful runs API (loopsense_sdk.runs)
 
     def __repr__(self) -> str:  # never the key
         return (f"Client(base_url={self.base_url!r}, timeout={self.timeout}, "
@@ -184,22 +184,34 @@ class Client:
                 ) -> ExecuteResponse[LoopsOutput]: ...
 
     @overload
-    def execute(self, skill_key: str, input: Mapping[str, Any], *,
+    def execute(self, skill_key: Literal["agent.run_monitor"], input: RunMonitorInput, *,
                 version: str | None = None, idempotency_key: str | None = None,
-                ) -> ExecuteResponse[Any]: ...
+                ) -> ExecuteResponse[RunMonitorOutput]: ...
 
-    def execute(self, skill_key: str, input: Any, *,  # noqa: A002 - the wire name
+    def execute(self, skill_key: SkillKey, input: Any, *,  # noqa: A002 - the wire name
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[Any]:
         """``POST /v1/execute``: run one skill on ``input``; the answer's ``output`` is the
-        skill's result. Raises a ``LoopsenseError`` subclass (see loopsense_sdk.errors)."""
+        skill's result. Raises a ``LoopsenseError`` subclass (see loopsense_sdk.errors).
+
+        Typed for the v1 skills only: a misspelt key or a wrong input is a type error (give an
+        input built in a variable its type: ``payload: LoopDetectInput = {...}``). A skill this
+        SDK does not know yet: ``execute_any``."""
+        return self._execute(skill_key, input, version, idempotency_key)
+
+    def execute_any(self, skill_key: str, input: Mapping[str, Any], *,  # noqa: A002
+                    version: str | None = None, idempotency_key: str | None = None,
+                    ) -> ExecuteResponse[Any]:
+        """``execute`` for any skill key, untyped: a skill newer than this SDK, or your own."""
+        return self._execute(skill_key, input, version, idempotency_key)
+
+    def _execute(self, skill_key: str, input: Any, version: str | None,  # noqa: A002
+                 idempotency_key: str | None) -> ExecuteResponse[Any]:
         envelope: dict[str, Any] = {"skillKey": skill_key, "input": input}
         if version is not None:
             envelope["version"] = version
-        body = json.dumps(envelope, ensure_ascii=False, allow_nan=False,
-                          separators=(",", ":")).encode("utf-8")
         key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
-        answer = self._call("POST", "/v1/execute", body, {"Idempotency-Key": key})
+        answer = self._send("POST", "/v1/execute", envelope, {"Idempotency-Key": key})
         return cast(ExecuteResponse[Any], answer)
 
     # ---- one helper per v1 skill --------------------------------------------------------------
@@ -213,8 +225,7 @@ class Client:
         _put(payload, "window", window)
         _put(payload, "repeatThreshold", repeat_threshold)
         _put(payload, "similarity", similarity)
-        answer = self.execute("agent.loop_detect", payload, version=version,
-                              idempotency_key=idempotency_key)
+        answer = self._execute("agent.loop_detect", payload, version, idempotency_key)
         return cast(ExecuteResponse[LoopDetectOutput], answer)
 
     def semantic_loop(self, events: Sequence[Mapping[str, Any]], *,
@@ -226,8 +237,7 @@ class Client:
         payload: dict[str, Any] = {"events": list(events)}
         _put(payload, "thresholds", thresholds)
         _put(payload, "ignoreKeys", None if ignore_keys is None else list(ignore_keys))
-        answer = self.execute("agent.semantic_loop", payload, version=version,
-                              idempotency_key=idempotency_key)
+        answer = self._execute("agent.semantic_loop", payload, version, idempotency_key)
         return cast(ExecuteResponse[SemanticLoopOutput], answer)
 
     def loops(self, events: Sequence[Mapping[str, Any]], *, duration_ms: int | None = None,
@@ -241,9 +251,19 @@ class Client:
         _put(payload, "startedAt", started_at)
         _put(payload, "endedAt", ended_at)
         _put(payload, "thresholds", thresholds)
-        answer = self.execute("agent.loops", payload, version=version,
-                              idempotency_key=idempotency_key)
+        answer = self._execute("agent.loops", payload, version, idempotency_key)
         return cast(ExecuteResponse[LoopsOutput], answer)
+
+    def run_monitor(self, steps: Sequence[Mapping[str, Any]], *,
+                    config: RunMonitorConfig | None = None,
+                    version: str | None = None, idempotency_key: str | None = None,
+                    ) -> ExecuteResponse[RunMonitorOutput]:
+        """agent.run_monitor: the run monitor's verdict after the last of one agent's steps
+        (looping, stuck, drifting; continue, nudge or break) and the timeline."""
+        payload: dict[str, Any] = {"steps": list(steps)}
+        _put(payload, "config", config)
+        answer = self._execute("agent.run_monitor", payload, version, idempotency_key)
+        return cast(ExecuteResponse[RunMonitorOutput], answer)
 
     # ---- the retry loop -----------------------------------------------------------------------
     def backoff(self, retry: int, retry_after: float | None = None) -> float:
@@ -254,6 +274,14 @@ class Client:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return delay
+
+    def _send(self, method: str, path: str, body: Any,
+              extra_headers: Mapping[str, str]) -> Any:
+        """One call with a JSON body (None: no body; bytes: sent as they are), retried by
+        ``_call``'s rules."""
+        data = body if isinstance(body, bytes) else None if body is None else json.dumps(
+            body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        return self._call(method, path, data, extra_headers)
 
     def _call(self, method: str, path: str, body: bytes | None,
               extra_headers: Mapping[str, str]) -> Any:
@@ -276,7 +304,7 @@ class Client:
             except LoopsenseError as failure:
                 error = failure
             except OSError as failure:  # a custom transport's raw socket error
-                error = ConnectionError(f"the connection failed: {type(failure).__name__}")
+                error = APIConnectionError(f"the connection failed: {type(failure).__name__}")
                 error.__cause__ = failure
             else:
                 if 200 <= answer.status < 300:

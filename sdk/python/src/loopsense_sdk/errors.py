@@ -11,25 +11,28 @@ last. ``retryable`` is the server's word, never guessed from the class.
 Families (catch the family, or the specific class, or ``LoopsenseError`` for all)::
 
     LoopsenseError
-    ├── ValidationError            400  VALIDATION_ERROR, LOOP_EVENTS_INVALID, ...
+    ├── ValidationError            400  VALIDATION_ERROR, LOOP_EVENTS_INVALID, RUN_*_INVALID, ...
     ├── AuthenticationError        401  UNAUTHORIZED
     ├── PermissionDeniedError      403
     │   ├── SkillNotAccessibleError       SKILL_NOT_ACCESSIBLE (the key is scoped)
     │   └── SkillNotAvailableForPlanError SKILL_NOT_AVAILABLE_FOR_PLAN
-    ├── NotFoundError              404
-    │   └── SkillNotFoundError            SKILL_NOT_FOUND
-    ├── ConflictError              409
+    ├── NotFoundError              404  RUN_MEMORY_NOT_FOUND, ... (and 405 METHOD_NOT_ALLOWED)
+    │   ├── SkillNotFoundError            SKILL_NOT_FOUND
+    │   └── RunAgentNotFoundError         RUN_AGENT_NOT_FOUND (register the agent first)
+    ├── ConflictError              409  RUN_MEMORY_FULL (10,000 entries: delete or break)
     │   ├── IdempotencyKeyReusedError     IDEMPOTENCY_KEY_REUSED (not retryable)
-    │   └── IdempotencyInProgressError    IDEMPOTENCY_IN_PROGRESS (retryable)
+    │   ├── IdempotencyInProgressError    IDEMPOTENCY_IN_PROGRESS (retryable)
+    │   └── RunWriteConflictError         RUN_WRITE_CONFLICT (retryable, same Idempotency-Key)
     ├── RateLimitError             429
     │   ├── TenantRateLimitedError        TENANT_RATE_LIMITED (retryable)
     │   ├── QuotaExceededError            QUOTA_EXCEEDED (retryable at the period's reset)
-    │   └── EventLimitExceededError       *_EVENT_LIMIT_EXCEEDED (not retryable: split input)
+    │   └── EventLimitExceededError       *_LIMIT_EXCEEDED (not retryable: split input)
+    │       └── RunStepLimitExceededError     RUN_STEP_LIMIT_EXCEEDED
     ├── InternalError              500  INTERNAL_ERROR
-    ├── UnavailableError           503  PLAN_ELIGIBILITY_UNAVAILABLE (and 502)
+    ├── UnavailableError           503  PLAN_ELIGIBILITY_UNAVAILABLE, SERVER_BUSY (and 502)
     ├── ExecutionTimeoutError      504  EXECUTION_TIMEOUT (the skill ran out of its budget)
-    └── ConnectionError                 no HTTP answer (also a builtins.ConnectionError)
-        └── RequestTimeoutError          the per-request timeout passed (also builtins.TimeoutError)
+    └── APIConnectionError         no HTTP answer (also a builtins.ConnectionError)
+        └── RequestTimeoutError           no answer in time (also builtins.TimeoutError)
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import Any, TypedDict, cast
 __all__ = [
     "AuthenticationError",
     "ConflictError",
-    "ConnectionError",
+    "APIConnectionError",
     "ErrorDetail",
     "EventLimitExceededError",
     "ExecutionTimeoutError",
@@ -56,6 +59,9 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "RequestTimeoutError",
+    "RunAgentNotFoundError",
+    "RunStepLimitExceededError",
+    "RunWriteConflictError",
     "SkillNotAccessibleError",
     "SkillNotAvailableForPlanError",
     "SkillNotFoundError",
@@ -72,7 +78,7 @@ class ErrorDetail(TypedDict):
 
 
 class LoopsenseError(Exception):
-    """An error answered by loopsense (or no answer at all: ``ConnectionError``).
+    """An error answered by loopsense (or no answer at all: ``APIConnectionError``).
 
     Attributes: ``code`` (e.g. ``QUOTA_EXCEEDED``), ``message``, ``status`` (HTTP status, ``None``
     without an answer), ``retryable``, ``next`` (what to do), ``details`` (``[{"path",
@@ -138,8 +144,12 @@ class SkillNotFoundError(NotFoundError):
     """404 SKILL_NOT_FOUND: check the skill key and version."""
 
 
+class RunAgentNotFoundError(NotFoundError):
+    """404 RUN_AGENT_NOT_FOUND: the run has no such agent (never registered, or expired)."""
+
+
 class ConflictError(LoopsenseError):
-    """409: an Idempotency-Key conflict."""
+    """409: an Idempotency-Key conflict, or a write that lost a race."""
 
 
 class IdempotencyKeyReusedError(ConflictError):
@@ -148,6 +158,11 @@ class IdempotencyKeyReusedError(ConflictError):
 
 class IdempotencyInProgressError(ConflictError):
     """409 IDEMPOTENCY_IN_PROGRESS: the first request with this key is still running."""
+
+
+class RunWriteConflictError(ConflictError):
+    """409 RUN_WRITE_CONFLICT: concurrent step batches of the same agent kept winning the race;
+    retryable (the retry sends the same Idempotency-Key, so no step is applied twice)."""
 
 
 class RateLimitError(LoopsenseError):
@@ -165,11 +180,14 @@ class QuotaExceededError(RateLimitError):
     the reset (usually far beyond a call's deadline, so the SDK fails at once)."""
 
 
-
-
 class EventLimitExceededError(RateLimitError):
     """429 LOOP_EVENT_LIMIT_EXCEEDED and the like: the input has too many events or bytes. Not
     retryable: split the input."""
+
+
+class RunStepLimitExceededError(EventLimitExceededError):
+    """429 RUN_STEP_LIMIT_EXCEEDED: more than 5,000 steps or 2 MiB in one agent.run_monitor
+    call. Not retryable: send fewer steps, or use the runs API (``client.runs``)."""
 
 
 class InternalError(LoopsenseError):
@@ -185,7 +203,7 @@ class ExecutionTimeoutError(LoopsenseError):
     """504 EXECUTION_TIMEOUT: the skill did not finish within its time budget."""
 
 
-class ConnectionError(LoopsenseError, builtins.ConnectionError):  # noqa: A001
+class APIConnectionError(LoopsenseError, builtins.ConnectionError):
     """No HTTP answer: refused, reset, DNS, TLS. Retryable (the Idempotency-Key makes the retry
     safe even when the first request did reach the server)."""
 
@@ -196,11 +214,11 @@ class ConnectionError(LoopsenseError, builtins.ConnectionError):  # noqa: A001
         return f"{self.code}: {self.message}"
 
 
-class RequestTimeoutError(ConnectionError, builtins.TimeoutError):
+class RequestTimeoutError(APIConnectionError, builtins.TimeoutError):
     """No answer within the per-request timeout (``Client(timeout=...)``). Retryable."""
 
     def __init__(self, message: str) -> None:
-        ConnectionError.__init__(self, message, code="REQUEST_TIMEOUT")
+        APIConnectionError.__init__(self, message, code="REQUEST_TIMEOUT")
 
 
 _BY_CODE: dict[str, type[LoopsenseError]] = {
@@ -212,6 +230,7 @@ _BY_CODE: dict[str, type[LoopsenseError]] = {
     "SKILL_NOT_AVAILABLE_FOR_PLAN": SkillNotAvailableForPlanError,
     "SKILL_NOT_FOUND": SkillNotFoundError,
     "ROUTE_NOT_FOUND": NotFoundError,
+    "METHOD_NOT_ALLOWED": NotFoundError,
     "PLAYBOOK_NOT_FOUND": NotFoundError,
     "IDEMPOTENCY_KEY_REUSED": IdempotencyKeyReusedError,
     "IDEMPOTENCY_IN_PROGRESS": IdempotencyInProgressError,
@@ -221,8 +240,17 @@ _BY_CODE: dict[str, type[LoopsenseError]] = {
     "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED": EventLimitExceededError,
     "LOOPS_EVENT_LIMIT_EXCEEDED": EventLimitExceededError,
     "PLAN_ELIGIBILITY_UNAVAILABLE": UnavailableError,
+    "SERVER_BUSY": UnavailableError,
     "EXECUTION_TIMEOUT": ExecutionTimeoutError,
     "INTERNAL_ERROR": InternalError,
+    "RUN_STEPS_INVALID": ValidationError,
+    "RUN_STEP_LIMIT_EXCEEDED": RunStepLimitExceededError,
+    "RUN_BATCH_INVALID": ValidationError,
+    "RUN_AGENT_NOT_FOUND": RunAgentNotFoundError,
+    "RUN_WRITE_CONFLICT": RunWriteConflictError,
+    "RUN_MEMORY_NOT_FOUND": NotFoundError,
+    "RUN_SNAPSHOT_NOT_FOUND": NotFoundError,
+    "RUN_MEMORY_FULL": ConflictError,
 }
 
 _BY_STATUS: dict[int, type[LoopsenseError]] = {
@@ -230,6 +258,7 @@ _BY_STATUS: dict[int, type[LoopsenseError]] = {
     401: AuthenticationError,
     403: PermissionDeniedError,
     404: NotFoundError,
+    405: NotFoundError,
     409: ConflictError,
     413: ValidationError,
     422: ValidationError,

@@ -1,190 +1,469 @@
-"""``client.runs``: the stateful run monitor, working memory, the circuit break and the briefing
-(the loopsense repository's docs/runs.md and docs/recover.md).
+"""``client.runs``: the stateful runs API (``/v1/runs/{runId}/...``): the run monitor
+(docs/runs.md), working memory, lessons, events, the circuit break, snapshots, restore and the
+briefing (docs/recover.md).
 
     signal = client.runs.signal(run_id, agent_id="ari")
     if signal.is_looping and signal.confidence >= 0.7:
         result = client.runs.circuit_break(run_id, reason="repeated_tool_call")
         briefing = client.runs.context(run_id, query="resume ticket 2214", max_token_budget=1500)
 
-Calls go through the client's retry loop. Steps, circuit breaks and restores send an
-``Idempotency-Key`` (a uuid4, or yours) made once per call and sent again on each retry, so a
-retry after a lost answer is applied once. Listing calls (``memory``, ``lessons``, ``events``,
-``snapshot``) follow the pages to the end.
+Each method is one request (the listing ones, ``memory`` and ``snapshot``, follow the pages to
+the end), with ``execute``'s rules (loopsense_sdk.client): typed errors, retries of what the
+server marks retryable within the client's deadline, and for ``steps``, ``circuit_break`` and
+``restore`` one ``Idempotency-Key`` per call, sent again on each retry, so a retry after a lost
+answer is applied (and charged) once: the server answers the replay with the first answer. The
+other writes are idempotent by nature: ``register`` is an upsert, ``config`` and
+``put_memory`` PUTs, ``delete_memory`` a delete, and a ``reset`` retried before any new step
+leaves the segment where the first one put it. ``add_lesson`` is not: a retry after a lost
+answer may store the lesson twice.
+
+Answers are frozen dataclasses with attributes (``signal.is_looping``), each keeping the
+whole wire answer in ``raw`` for fields newer than this SDK. While the tenant's monitor is off
+(``monitor_disabled``), a signal reads as "nothing found" (not looping, confidence 0,
+``continue``), so an orchestrator keeps running unchanged.
+
+Adding a route: one method that builds its body and calls ``self._send``, one answer class.
 """
 
 from __future__ import annotations
 
-import json
+import urllib.parse
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Unpack, cast
 
-if TYPE_CHECKING:
-    from loopsense_sdk.client import Client
+from loopsense_sdk.types import RunFinding, RunMonitorConfig, RunRule, RunStep
 
-__all__ = ["Runs", "Signal"]
+__all__ = ["AgentReset", "Briefing", "CircuitBreak", "Finding", "Lesson", "MemoryWrite",
+           "Recommendation", "Restore", "Retention", "RunAgent", "RunConfig", "RunReset", "Runs",
+           "Signal", "StepsResult"]
+
+# (method, path, body: a JSON value, None for none or bytes sent as they are, extra headers)
+# -> the parsed 2xx answer, with the client's retries; raises a LoopsenseError (Client._send).
+Send = Callable[[str, str, Any, Mapping[str, str]], Any]
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How long the run's items live after their last write."""
+
+    days: int
+    expires_at: str  # ISO-8601, UTC
+
+    @classmethod
+    def of(cls, raw: Any) -> Retention | None:
+        return cls(raw["days"], raw["expiresAt"]) if isinstance(raw, dict) else None
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: RunRule
+    severity: Literal["warning", "critical"]
+    count: int
+    rationale: str
+    step_indices: tuple[int, ...]
+
+    @classmethod
+    def of(cls, raw: RunFinding) -> Finding:
+        return cls(raw["rule"], raw["severity"], raw["count"], raw["rationale"],
+                   tuple(raw["stepIndices"]))
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    action: Literal["continue", "nudge", "break"]
+    nudge: str | None = None  # nudge and break: the text to inject into the agent's context
+
+    @classmethod
+    def of(cls, raw: Any) -> Recommendation:
+        if not isinstance(raw, dict):
+            return CONTINUE
+        return cls(raw["action"], raw.get("nudge"))
+
+
+CONTINUE = Recommendation("continue")
+
+
+def _findings(raw: Any) -> tuple[Finding, ...]:
+    return tuple(Finding.of(f) for f in raw or ())
 
 
 @dataclass(frozen=True)
 class Signal:
-    """The merged verdict of ``GET /v1/runs/{runId}/signal``. With the tenant's monitor switched
-    off (``monitor_disabled``), every flag is false: "no pathologies detected"."""
+    """``GET /v1/runs/{runId}/signal``: the agent's verdict now (re-reading it counts
+    nothing). ``sequence``, ``segment_start`` and ``retention`` are None while the monitor is
+    off."""
 
+    run_id: str
+    agent_id: str
     monitor_disabled: bool
-    is_looping: bool = False
-    is_stuck: bool = False
-    is_drifting: bool = False
-    is_novelty_starved: bool = False
-    loop_score: float = 0.0
-    drift_score: float = -1
-    novelty_score: float = 1.0
-    confidence: float = 0.0
-    source: str = "rule"
-    rationale: str = ""
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    recommendation: dict[str, Any] = field(default_factory=lambda: {"action": "continue"})
-    raw: dict[str, Any] = field(default_factory=dict)  # the whole answer
+    is_looping: bool
+    is_stuck: bool
+    is_drifting: bool
+    is_novelty_starved: bool
+    loop_score: float  # 0..1
+    drift_score: float  # 0..2, -1 when unknown (no objective)
+    novelty_score: float  # 0..1
+    confidence: float  # 0..1: the strongest finding's strength
+    rationale: str
+    findings: tuple[Finding, ...]
+    recommendation: Recommendation
+    sequence: int | None
+    segment_start: int | None
+    retention: Retention | None
+    raw: dict[str, Any]
 
     @classmethod
-    def from_answer(cls, answer: dict[str, Any]) -> Signal:
-        verdict = answer.get("signal")
-        if answer.get("monitor_disabled") or not isinstance(verdict, dict):
-            return cls(True, raw=answer)
-        names = cls.__dataclass_fields__
-        return cls(False, **{k: v for k, v in verdict.items()
-                             if k in names and k not in ("monitor_disabled", "raw")},
-                   raw=answer)
+    def of(cls, raw: dict[str, Any]) -> Signal:
+        verdict: dict[str, Any] = raw.get("signal") or {}
+        return cls(
+            run_id=raw["runId"], agent_id=raw["agentId"],
+            monitor_disabled=bool(raw.get("monitor_disabled")),
+            is_looping=bool(verdict.get("is_looping")), is_stuck=bool(verdict.get("is_stuck")),
+            is_drifting=bool(verdict.get("is_drifting")),
+            is_novelty_starved=bool(verdict.get("is_novelty_starved")),
+            loop_score=float(verdict.get("loop_score", 0.0)),
+            drift_score=float(verdict.get("drift_score", -1)),
+            novelty_score=float(verdict.get("novelty_score", 1.0)),
+            confidence=float(verdict.get("confidence", 0.0)),
+            rationale=str(verdict.get("rationale", "")),
+            findings=_findings(verdict.get("findings")),
+            recommendation=Recommendation.of(verdict.get("recommendation")),
+            sequence=raw.get("sequence"), segment_start=raw.get("segmentStart"),
+            retention=Retention.of(raw.get("retention")), raw=raw)
 
 
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False,
-                      separators=(",", ":")).encode("utf-8")
+@dataclass(frozen=True)
+class StepsResult:
+    """``POST /v1/runs/{runId}/steps``: the signals, findings and recommendation after the
+    batch's last step. While the monitor is off only ``accepted`` is meaningful (nothing was
+    stored or charged): no findings, ``continue``, the numbers None."""
+
+    run_id: str
+    agent_id: str
+    accepted: int
+    monitor_disabled: bool
+    repeated: bool  # a loop rule fired
+    stagnant: bool  # a stuck rule fired
+    drift_score: float
+    novelty_score: float
+    findings: tuple[Finding, ...]
+    recommendation: Recommendation
+    first_index: int | None  # the batch's first step in the agent's run
+    sequence: int | None  # steps applied so far
+    segment_start: int | None
+    execution_id: str | None
+    credits: int  # charged for this batch (0 while the monitor is off)
+    retention: Retention | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> StepsResult:
+        signals: dict[str, Any] = raw.get("signals") or {}
+        return cls(
+            run_id=raw["runId"], agent_id=raw["agentId"], accepted=raw["accepted"],
+            monitor_disabled=bool(raw.get("monitor_disabled")),
+            repeated=bool(signals.get("repeated")), stagnant=bool(signals.get("stagnant")),
+            drift_score=float(signals.get("drift_score", -1)),
+            novelty_score=float(signals.get("novelty_score", 1.0)),
+            findings=_findings(raw.get("findings")),
+            recommendation=Recommendation.of(raw.get("recommendation")),
+            first_index=raw.get("firstIndex"), sequence=raw.get("sequence"),
+            segment_start=raw.get("segmentStart"), execution_id=raw.get("executionId"),
+            credits=int((raw.get("billing") or {}).get("credits", 0)),
+            retention=Retention.of(raw.get("retention")), raw=raw)
+
+
+@dataclass(frozen=True)
+class RunAgent:
+    """``POST /v1/runs/{runId}/agents``: the agent as registered."""
+
+    run_id: str
+    agent_id: str
+    role: str | None
+    objective_dimensions: int | None
+    sequence: int  # steps applied so far (registering again keeps the state)
+    retention: Retention | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> RunAgent:
+        return cls(raw["runId"], raw["agentId"], raw.get("role"), raw.get("objectiveDimensions"),
+                   raw["sequence"], Retention.of(raw.get("retention")), raw)
+
+
+@dataclass(frozen=True)
+class AgentReset:
+    agent_id: str
+    segment_start: int  # the index the agent's new segment starts at
+
+
+@dataclass(frozen=True)
+class RunReset:
+    """``POST /v1/runs/{runId}/reset``: the agents reset."""
+
+    run_id: str
+    agents: tuple[AgentReset, ...]
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> RunReset:
+        return cls(raw["runId"], tuple(AgentReset(a["agentId"], a["segmentStart"])
+                                       for a in raw["reset"]), raw)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """``PUT /v1/runs/{runId}/config``: the config stored."""
+
+    run_id: str
+    config: RunMonitorConfig
+    retention: Retention | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> RunConfig:
+        return cls(raw["runId"], cast(RunMonitorConfig, raw["config"]),
+                   Retention.of(raw.get("retention")), raw)
+
+
+@dataclass(frozen=True)
+class MemoryWrite:
+    """``PUT /v1/runs/{runId}/memory/{key}``: the entry stored."""
+
+    run_id: str
+    key: str
+    created: bool  # False: it replaced the key's value
+    retention: Retention | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> MemoryWrite:
+        return cls(raw["runId"], raw["key"], bool(raw["created"]),
+                   Retention.of(raw.get("retention")), raw)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A lesson of the run: one the agent added (kind ``lesson``) or a snapshot's (kinds
+    ``loop_detected``: a circuit break, ``replaced_by_restore``: the memory a restore
+    replaced), whose ``snapshot_id`` ``snapshot`` and ``restore`` take."""
+
+    lesson_id: str
+    kind: str
+    text: str
+    tags: tuple[str, ...]
+    created_at: str  # ISO-8601, UTC
+    snapshot_id: str | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Lesson:
+        return cls(raw["lessonId"], raw["kind"], raw["text"], tuple(raw.get("tags") or ()),
+                   raw["createdAt"], raw.get("snapshotId"), raw)
+
+
+@dataclass(frozen=True)
+class CircuitBreak:
+    """``POST /v1/runs/{runId}/circuit-break``: working memory saved as snapshot
+    ``snapshot_id`` (``entries`` of them), cleared, the agents' monitors reset, CIRCUIT_BROKEN
+    logged, as one atomic step."""
+
+    run_id: str
+    broken: bool
+    snapshot_id: str
+    entries: int
+    reason: str
+    agents_reset: tuple[str, ...]
+    retention: Retention | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> CircuitBreak:
+        summary: dict[str, Any] = raw["summary"]
+        return cls(raw["runId"], bool(raw["broken"]), raw["snapshot_id"], summary["entries"],
+                   summary["reason"], tuple(raw.get("agentsReset") or ()),
+                   Retention.of(raw.get("retention")), raw)
+
+
+@dataclass(frozen=True)
+class Restore:
+    """``POST /v1/runs/{runId}/snapshots/{snapshotId}/restore``: working memory is the
+    snapshot's (``entries``); the memory it replaced is kept as snapshot
+    ``replaced_snapshot_id``."""
+
+    run_id: str
+    snapshot_id: str
+    entries: int
+    replaced_snapshot_id: str
+    replaced_entries: int
+    retention: Retention | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Restore:
+        replaced: dict[str, Any] = raw["replaced"]
+        return cls(raw["runId"], raw["snapshotId"], raw["entries"], replaced["snapshotId"],
+                   replaced["entries"], Retention.of(raw.get("retention")), raw)
+
+
+@dataclass(frozen=True)
+class Briefing:
+    """``POST /v1/runs/{runId}/context``: the briefing of a fresh attempt, within the budget
+    (``tokens`` is the server's estimate)."""
+
+    run_id: str
+    context_block: str
+    items: tuple[dict[str, Any], ...]  # what it holds, most relevant first: type, id, tokens
+    tokens: int
+    max_token_budget: int
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Briefing:
+        return cls(raw["runId"], raw["context_block"], tuple(raw["items"]), raw["tokens"],
+                   raw["max_token_budget"], raw)
 
 
 class Runs:
-    def __init__(self, client: Client) -> None:
-        self._client = client
+    """The runs API of one client (``client.runs``); see the module's docstring."""
 
-    def _path(self, run_id: str, *parts: str, query: Mapping[str, str] | None = None) -> str:
-        path = "/v1/runs/" + "/".join(quote(p, safe="") for p in (run_id, *parts))
-        return path + ("?" + urlencode(query) if query else "")
+    def __init__(self, send: Send) -> None:
+        self._send_json = send
 
-    def _send(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
-              idempotency_key: str | None = None, keyed: bool = False) -> Any:
-        data = raw if raw is not None else (None if body is None else _dumps(body))
-        headers = {}
-        if keyed:
-            headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
-        return self._client._call(method, path, data, headers)
-
-    def _pages(self, run_id: str, *parts: str, field_name: str) -> Iterable[Any]:
-        query: dict[str, str] = {"limit": "1000"}
-        while True:
-            page = self._send("GET", self._path(run_id, *parts, query=query))
-            yield page[field_name]
-            if page.get("next") is None:
-                return
-            query = {"limit": "1000", "after": str(page["next"])}
-
-    # the monitor -----------------------------------------------------------------------------
-    def register(self, run_id: str, agent_id: str, *, role: str | None = None,
-                 objective_embedding: Sequence[float] | None = None) -> dict[str, Any]:
+    def register(self, run_id: str, *, agent_id: str, role: str | None = None,
+                 objective_embedding: Sequence[float] | None = None) -> RunAgent:
+        """Register (or update) an agent of the run: its role and objective (for drift).
+        Registering again replaces both (absent: cleared) and keeps the agent's state."""
         body: dict[str, Any] = {"agentId": agent_id}
         if role is not None:
             body["role"] = role
         if objective_embedding is not None:
             body["objectiveEmbedding"] = list(objective_embedding)
-        answer: dict[str, Any] = self._send("POST", self._path(run_id, "agents"), body)
-        return answer
+        return RunAgent.of(self._send("POST", run_id, "agents", body))
 
-    def steps(self, run_id: str, steps: Sequence[Mapping[str, Any]] | Mapping[str, Any], *,
-              idempotency_key: str | None = None) -> dict[str, Any]:
-        """One step (a mapping with ``kind``) or a batch of 1..500 steps of one agent."""
-        body = dict(steps) if isinstance(steps, Mapping) else {"steps": list(steps)}
-        answer: dict[str, Any] = self._send("POST", self._path(run_id, "steps"), body,
-                                            idempotency_key=idempotency_key, keyed=True)
-        return answer
+    def steps(self, run_id: str, steps: Sequence[RunStep], *, agent_id: str | None = None,
+              idempotency_key: str | None = None) -> StepsResult:
+        """Send a batch of one agent's steps (1..500, in order); the verdict after the last.
+        Each step carries ``agentId``; ``agent_id=`` fills it in where a step has none. The
+        Idempotency-Key (a uuid4, or yours) makes a retried batch apply and charge once."""
+        batch = [dict(step) if agent_id is None else {"agentId": agent_id, **step}
+                 for step in steps]
+        return StepsResult.of(self._send("POST", run_id, "steps", {"steps": batch},
+                                         headers=_keyed(idempotency_key)))
 
-    def signal(self, run_id: str, agent_id: str) -> Signal:
-        return Signal.from_answer(self._send(
-            "GET", self._path(run_id, "signal", query={"agentId": agent_id})))
+    def signal(self, run_id: str, *, agent_id: str) -> Signal:
+        """The agent's verdict now: ``RunAgentNotFoundError`` if the run has no such agent."""
+        return Signal.of(self._send("GET", run_id, "signal", query={"agentId": agent_id}))
 
-    def reset(self, run_id: str, agent_id: str | None = None) -> dict[str, Any]:
+    def reset(self, run_id: str, *, agent_id: str | None = None) -> RunReset:
+        """A reset point (segment, nudge counts, last recommendation emptied; the step count
+        goes on) for one agent, or for every agent of the run."""
         body = {"agentId": agent_id} if agent_id is not None else {}
-        answer: dict[str, Any] = self._send("POST", self._path(run_id, "reset"), body)
-        return answer
+        return RunReset.of(self._send("POST", run_id, "reset", body))
 
-    def set_config(self, run_id: str, config: Mapping[str, Any]) -> dict[str, Any]:
-        answer: dict[str, Any] = self._send("PUT", self._path(run_id, "config"), dict(config))
-        return answer
+    def config(self, run_id: str, **settings: Unpack[RunMonitorConfig]) -> RunConfig:
+        """Set the run's config (agent.run_monitor's ``config`` names and bounds, without
+        ``objective_embedding``: objectives are per agent, ``register``); it replaces the
+        previous one and applies to every agent from its next step."""
+        return RunConfig.of(self._send("PUT", run_id, "config", dict(settings)))
 
-    # working memory and lessons ----------------------------------------------------------------
-    def put_memory(self, run_id: str, key: str, value: Any) -> dict[str, Any]:
-        """A JSON value of at most 32 KiB under ``key`` (1..256 of ``A-Z a-z 0-9 . _ : -``)."""
-        answer: dict[str, Any] = self._send("PUT", self._path(run_id, "memory", key),
-                                            raw=_dumps(value))
-        return answer
+    # working memory and lessons ------------------------------------------------------------
+    def put_memory(self, run_id: str, key: str, value: Any) -> MemoryWrite:
+        """Store a JSON value of at most 32 KiB under ``key`` (1..256 of
+        ``A-Z a-z 0-9 . _ : -``); a run holds at most 10,000 (``RUN_MEMORY_FULL``)."""
+        # the body is the value itself; None is sent as JSON null (None means no body)
+        body = b"null" if value is None else value
+        return MemoryWrite.of(self._send("PUT", run_id, f"memory/{_segment(key)}", body))
 
     def get_memory(self, run_id: str, key: str) -> Any:
-        """The value under ``key``; NotFoundError (RUN_MEMORY_NOT_FOUND) when there is none."""
-        return self._send("GET", self._path(run_id, "memory", key))["value"]
+        """The value under ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
+        return self._send("GET", run_id, f"memory/{_segment(key)}")["value"]
 
     def delete_memory(self, run_id: str, key: str) -> None:
-        self._send("DELETE", self._path(run_id, "memory", key))
+        """Delete ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
+        self._send("DELETE", run_id, f"memory/{_segment(key)}")
 
     def memory(self, run_id: str) -> dict[str, Any]:
         """All of working memory, ``{key: value}`` in key order."""
-        entries: dict[str, Any] = {}
-        for page in self._pages(run_id, "memory", field_name="entries"):
-            entries.update(page)
-        return entries
+        return self._entries(run_id, "memory")
 
     def add_lesson(self, run_id: str, text: str, *, tags: Sequence[str] = (),
-                   kind: str = "lesson") -> dict[str, Any]:
-        answer: dict[str, Any] = self._send("POST", self._path(run_id, "lessons"),
-                                            {"text": text, "tags": list(tags), "kind": kind})
-        return answer
+                   kind: str = "lesson") -> Lesson:
+        """Add a lesson (it outlives circuit breaks; the briefing ranks it by relevance)."""
+        return Lesson.of(self._send("POST", run_id, "lessons",
+                                    {"text": text, "tags": list(tags), "kind": kind}))
 
-    def lessons(self, run_id: str) -> list[dict[str, Any]]:
-        return [x for page in self._pages(run_id, "lessons", field_name="lessons") for x in page]
+    def lessons(self, run_id: str) -> tuple[Lesson, ...]:
+        """Every lesson of the run, oldest first."""
+        return tuple(Lesson.of(x) for page in self._pages(run_id, "lessons")
+                     for x in page["lessons"])
 
-    def events(self, run_id: str) -> list[dict[str, Any]]:
-        return [x for page in self._pages(run_id, "events", field_name="events") for x in page]
+    def events(self, run_id: str) -> tuple[dict[str, Any], ...]:
+        """The run's event log, oldest first: ``{"seq", "type", "at", ...its details}``."""
+        return tuple(x for page in self._pages(run_id, "events") for x in page["events"])
 
-    # the circuit break -------------------------------------------------------------------------
+    # the circuit break, snapshots, the briefing ------------------------------------------
     def circuit_break(self, run_id: str, *, reason: str, agent_id: str | None = None,
-                      idempotency_key: str | None = None) -> dict[str, Any]:
-        """Snapshot working memory, clear it, reset the monitor, log CIRCUIT_BROKEN: one
-        atomic step. ``{"broken": true, "snapshot_id", "summary": {"entries", "reason"}}``."""
+                      idempotency_key: str | None = None) -> CircuitBreak:
+        """Snapshot working memory, clear it, reset the monitor of ``agent_id`` (or of every
+        agent of the run) and log CIRCUIT_BROKEN, as one atomic step."""
         body: dict[str, Any] = {"reason": reason}
         if agent_id is not None:
             body["agentId"] = agent_id
-        answer: dict[str, Any] = self._send("POST", self._path(run_id, "circuit-break"), body,
-                                            idempotency_key=idempotency_key, keyed=True)
-        return answer
+        return CircuitBreak.of(self._send("POST", run_id, "circuit-break", body,
+                                          headers=_keyed(idempotency_key)))
 
     def snapshot(self, run_id: str, snapshot_id: str) -> dict[str, Any]:
-        """The working memory a break (or a restore) saved, ``{key: value}``."""
-        entries: dict[str, Any] = {}
-        for page in self._pages(run_id, "snapshots", snapshot_id, field_name="entries"):
-            entries.update(page)
-        return entries
+        """The working memory a break (or a restore) saved, ``{key: value}`` in key order;
+        ``NotFoundError`` (RUN_SNAPSHOT_NOT_FOUND) for an id this run never returned."""
+        return self._entries(run_id, f"snapshots/{_segment(snapshot_id)}")
 
     def restore(self, run_id: str, snapshot_id: str, *,
-                idempotency_key: str | None = None) -> dict[str, Any]:
+                idempotency_key: str | None = None) -> Restore:
         """Replace working memory with the snapshot's; the replaced memory is kept as a
-        snapshot of its own (``replaced.snapshotId``)."""
-        answer: dict[str, Any] = self._send(
-            "POST", self._path(run_id, "snapshots", snapshot_id, "restore"), raw=b"",
-            idempotency_key=idempotency_key, keyed=True)
-        return answer
+        snapshot of its own."""
+        return Restore.of(self._send("POST", run_id, f"snapshots/{_segment(snapshot_id)}/restore",
+                                     {}, headers=_keyed(idempotency_key)))
 
-    def context(self, run_id: str, *, query: str, max_token_budget: int = 1500
-                ) -> dict[str, Any]:
-        """The briefing of a fresh attempt: ``{"context_block", "items", "tokens"}``."""
-        answer: dict[str, Any] = self._send("POST", self._path(run_id, "context"),
-                                            {"query": query,
-                                             "max_token_budget": max_token_budget})
-        return answer
+    def context(self, run_id: str, *, query: str, max_token_budget: int = 1500) -> Briefing:
+        """The briefing of a fresh attempt: the latest snapshot and the lessons most relevant
+        to ``query``, within ``max_token_budget`` tokens."""
+        return Briefing.of(self._send("POST", run_id, "context",
+                                      {"query": query, "max_token_budget": max_token_budget}))
+
+    def _pages(self, run_id: str, route: str) -> Iterator[dict[str, Any]]:
+        query = {"limit": "1000"}
+        while True:
+            page = self._send("GET", run_id, route, query=query)
+            yield page
+            if page.get("next") is None:
+                return
+            query = {"limit": "1000", "after": str(page["next"])}
+
+    def _entries(self, run_id: str, route: str) -> dict[str, Any]:
+        entries: dict[str, Any] = {}
+        for page in self._pages(run_id, route):
+            entries.update(page["entries"])
+        return entries
+
+    def _send(self, method: str, run_id: str, route: str, body: Any = None, *,
+              query: Mapping[str, str] | None = None,
+              headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+        path = f"/v1/runs/{_segment(run_id)}/{route}"
+        if query:
+            path += "?" + urllib.parse.urlencode(query)
+        return cast(dict[str, Any], self._send_json(method, path, body, headers or {}))
+
+
+def _segment(value: str) -> str:
+    # run ids, memory keys, snapshot ids are A-Z a-z 0-9 . _ : - : anything else is quoted (one
+    # path segment, never a path) and refused by the server, naming the field
+    return urllib.parse.quote(value, safe=":")
+
+
+def _keyed(idempotency_key: str | None) -> dict[str, str]:
+    # made once per call, sent again on each of its retries
+    return {"Idempotency-Key": idempotency_key if idempotency_key is not None
+            else str(uuid.uuid4())}

@@ -69,12 +69,24 @@ class MonitorConfig:
     # Name tools in rationales and nudges. False for stateless answers, which never return
     # submitted content (a tool's name is the caller's).
     name_tools: bool = True
+    # Every threshold resolved once (rules read a dozen per step).
+    values: dict[str, int | float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        resolved = {**DEFAULTS, **self.thresholds}
+        object.__setattr__(self, "values", {
+            name: int(v) if isinstance(DEFAULTS[name], int) else v
+            for name, v in resolved.items()})
 
     def value(self, name: str) -> int | float:
-        return self.thresholds.get(name, DEFAULTS[name])
+        return self.values[name]
 
     def integer(self, name: str) -> int:
-        return int(self.value(name))
+        return self.values[name]  # type: ignore[return-value]  # ints stay ints
+
+    @property
+    def exempts(self) -> bool:
+        return any(p.exempt for p in self.tools.values())
 
     def on(self, rule: str) -> bool:
         return rule not in self.disabled_rules

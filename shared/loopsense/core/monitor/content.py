@@ -8,7 +8,7 @@ is not a loop), make a critical finding. Markdown elements where repetition is n
 fences, tables, list items, headings, block quotes, dividers) reset the counts, and nothing is
 tracked inside a code fence (every ``` toggles it).
 
-State (JSON): ``text`` the tracked tail of the stream (at most HISTORY_CHUNKS windows long),
+State (JSON): ``text`` the tracked tail of the stream (``tail_chars``: all a loop can span),
 ``base`` how many characters were dropped from its front, ``scanned`` the next window start,
 ``pieces`` [stream offset, step index] where each step's text begins, ``code`` inside a fence,
 ``hit`` the finding once raised ([count, window, step indices, latest chunk]; it stands
@@ -24,8 +24,13 @@ from typing import Any
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import CRITICAL, Finding
 
-HISTORY_CHUNKS = 20  # the tracked tail: 20 windows (1,000 characters at the default)
 DISTANCE_CHUNKS = 5  # the largest average distance between occurrences, in windows
+
+
+def tail_chars(size: int, repeats: int) -> int:
+    """The tracked tail: the longest span ``repeats`` occurrences can cover and still be a loop
+    (2,300 characters at the defaults)."""
+    return (repeats - 1) * DISTANCE_CHUNKS * size + size
 
 _TABLE = re.compile(r"(^|\n)\s*(\|.*\||[|+-]{3,})")
 _LIST = re.compile(r"(^|\n)\s*([*+-]|\d+\.)\s")
@@ -61,8 +66,8 @@ def add_chunk(stream: dict[str, Any], text: str, index: int,
         return None
     stream["pieces"].append([stream["base"] + len(stream["text"]), index])
     stream["text"] += text
-    size = config.integer("content_chunk_chars")
-    overflow = len(stream["text"]) - HISTORY_CHUNKS * size
+    size, repeats = config.integer("content_chunk_chars"), config.integer("content_repeats")
+    overflow = len(stream["text"]) - tail_chars(size, repeats)
     if overflow > 0:
         stream["text"] = stream["text"][overflow:]
         stream["base"] += overflow
@@ -71,7 +76,7 @@ def add_chunk(stream: dict[str, Any], text: str, index: int,
         pieces = stream["pieces"]
         while len(pieces) > 1 and pieces[1][0] <= first:
             pieces.pop(0)
-    hit = _scan(stream, size, config.integer("content_repeats"))
+    hit = _scan(stream, size, repeats)
     if hit is None:
         return None
     hit.append(index)

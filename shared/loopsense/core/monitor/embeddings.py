@@ -27,8 +27,10 @@ def _dot(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def highest_similarity(new: Entry, earlier: Sequence[Entry]) -> float:
-    best = 0.0
     vector = new.get("e")
+    if vector is None:  # every pair compares by key
+        return 1.0 if new["n"] in [e["n"] for e in earlier] else 0.0
+    best = 0.0
     for e in earlier:
         other = e.get("e")
         if vector is not None and other is not None:
@@ -58,8 +60,10 @@ def drift_score(counted: Sequence[Entry], config: MonitorConfig) -> float | int:
     """Cosine distance (0..2) of the mean embedding of the last novelty_window steps from the
     objective; -1 when unknown (no objective, or no embedding among those steps)."""
     objective = config.objective
+    if objective is None:
+        return UNKNOWN
     vectors = [e["e"] for e in counted[-config.integer("novelty_window"):] if e.get("e")]
-    if objective is None or not vectors or any(len(v) != len(objective) for v in vectors):
+    if not vectors or any(len(v) != len(objective) for v in vectors):
         return UNKNOWN
     mean = [math.fsum(column) / len(vectors) for column in zip(*vectors, strict=True)]
     norm = math.sqrt(math.fsum(x * x for x in mean))

@@ -40,79 +40,70 @@ class Finding:
                 "rationale": rationale(self, name_tools), "stepIndices": self.indices}
 
 
-def _tool(f: Finding, name_tools: bool) -> str:
-    if name_tools and f.tool is not None:
-        return f"tool {f.tool}"
-    return f"the tool of step {f.first}"
+# Words per (rule, variant): the variant is the severity, or "polling". Fields: {n} the count,
+# {tool} ("tool X" or "the tool of step 3"), {called} ("X" or "this tool"), and the facts.
+RATIONALES = {
+    ("repeated_call", CRITICAL): "{tool} called {n} times with identical arguments and "
+                                 "identical results",
+    ("repeated_call", "polling"): "{tool} called {n} times with identical arguments and a "
+                                  "different result each time (polling)",
+    ("repeated_call", WARNING): "{tool} called {n} times with identical arguments",
+    ("cycle", CRITICAL): "a cycle of {length} tool calls repeated {n} times back to back with "
+                         "identical results",
+    ("cycle", WARNING): "a cycle of {length} tool calls repeated {n} times back to back",
+    ("error_streak", CRITICAL): "{tool} failed {n} times in a row",
+    ("error_streak", WARNING): "the last {n} tool calls failed",
+    ("stagnation", WARNING): "the last {n} actions had negative outcomes",
+    ("monologue", CRITICAL): "{n} identical messages in a row without a tool call",
+    ("monologue", WARNING): "{n} messages in a row without a tool call",
+    ("content_loop", CRITICAL): "a chunk of {chars} characters recurred {n} times in one "
+                                "streamed message",
+    ("repeated_query", WARNING): "the same query sent {n} times",
+    ("condensation_loop", CRITICAL): "the context was condensed {n} times with at most one step "
+                                     "between",
+    ("drift", WARNING): "the last {n} steps are at cosine distance {score} from the objective",
+    ("novelty", WARNING): "the last {n} steps had novelty {score}",
+}
+_FAILED = ("Your last {n} actions failed. Stop retrying; read the errors, change the approach, "
+           "or report that you are blocked.")
+NUDGES = {
+    ("repeated_call", CRITICAL): "You have called {called} {n} times with the same arguments and "
+                                 "got the same result. Do not call it again with these "
+                                 "arguments; try a different approach or report that you are "
+                                 "blocked.",
+    ("repeated_call", WARNING): "You have called {called} {n} times with the same arguments. If "
+                                "this is not making progress, try a different approach.",
+    ("cycle", None): "You are repeating the same sequence of {length} tool calls ({n} times). "
+                     "Break the cycle: try a different approach or report that you are blocked.",
+    ("error_streak", None): _FAILED,
+    ("stagnation", None): _FAILED,
+    ("monologue", None): "You have written {n} messages without acting. Take a concrete action "
+                         "or report that you are blocked.",
+    ("content_loop", None): "Your output is repeating itself. Stop repeating and continue or "
+                            "finish the answer.",
+    ("repeated_query", None): "You have sent the same query {n} times. Use the answer you "
+                              "already have or ask something different.",
+    ("condensation_loop", None): "Your context has been condensed {n} times in a row. Load less "
+                                 "into context and work in smaller steps.",
+    ("drift", None): "Your recent steps are drifting away from the objective. Re-read it and "
+                     "refocus.",
+    ("novelty", None): "Your recent steps surface nothing new. Try a different approach or "
+                       "report what you have found.",
+}
 
 
-def _called(f: Finding, name_tools: bool) -> str:
-    return f.tool if name_tools and f.tool is not None else "this tool"
+def _fields(f: Finding, name_tools: bool) -> dict[str, Any]:
+    named = name_tools and f.tool is not None
+    return {"n": f.count, "tool": f"tool {f.tool}" if named else f"the tool of step {f.first}",
+            "called": f.tool if named else "this tool", **f.facts}
 
 
 def rationale(f: Finding, name_tools: bool) -> str:
-    n, tool = f.count, _tool(f, name_tools)
-    if f.rule == "repeated_call":
-        if f.severity == CRITICAL:
-            return f"{tool} called {n} times with identical arguments and identical results"
-        if f.facts.get("polling"):
-            return (f"{tool} called {n} times with identical arguments and a different result "
-                    "each time (polling)")
-        return f"{tool} called {n} times with identical arguments"
-    if f.rule == "cycle":
-        same = " with identical results" if f.severity == CRITICAL else ""
-        return (f"a cycle of {f.facts['length']} tool calls repeated {n} times back to back"
-                f"{same}")
-    if f.rule == "error_streak":
-        if f.severity == CRITICAL:
-            return f"{tool} failed {n} times in a row"
-        return f"the last {n} tool calls failed"
-    if f.rule == "stagnation":
-        return f"the last {n} actions had negative outcomes"
-    if f.rule == "monologue":
-        same = " identical" if f.severity == CRITICAL else ""
-        return f"{n}{same} messages in a row without a tool call"
-    if f.rule == "content_loop":
-        return (f"a chunk of {f.facts['chars']} characters recurred {n} times in one streamed "
-                "message")
-    if f.rule == "repeated_query":
-        return f"the same query sent {n} times"
-    if f.rule == "condensation_loop":
-        return f"the context was condensed {n} times with at most one step between"
-    if f.rule == "drift":
-        return (f"the last {n} steps are at cosine distance {f.facts['score']} from the "
-                "objective")
-    return f"the last {n} steps had novelty {f.facts['score']}"  # novelty
+    polling = f.severity == WARNING and f.facts.get("polling")
+    return RATIONALES[(f.rule, "polling" if polling else f.severity)].format(
+        **_fields(f, name_tools))
 
 
 def nudge(f: Finding, name_tools: bool) -> str:
-    n, tool = f.count, _called(f, name_tools)
-    if f.rule == "repeated_call":
-        if f.severity == CRITICAL:
-            return (f"You have called {tool} {n} times with the same arguments and got the same "
-                    "result. Do not call it again with these arguments; try a different approach "
-                    "or report that you are blocked.")
-        return (f"You have called {tool} {n} times with the same arguments. If this is not "
-                "making progress, try a different approach.")
-    if f.rule == "cycle":
-        return (f"You are repeating the same sequence of {f.facts['length']} tool calls ({n} "
-                "times). Break the cycle: try a different approach or report that you are "
-                "blocked.")
-    if f.rule in ("error_streak", "stagnation"):
-        return (f"Your last {n} actions failed. Stop retrying; read the errors, change the "
-                "approach, or report that you are blocked.")
-    if f.rule == "monologue":
-        return (f"You have written {n} messages without acting. Take a concrete action or "
-                "report that you are blocked.")
-    if f.rule == "content_loop":
-        return "Your output is repeating itself. Stop repeating and continue or finish the answer."
-    if f.rule == "repeated_query":
-        return (f"You have sent the same query {n} times. Use the answer you already have or "
-                "ask something different.")
-    if f.rule == "condensation_loop":
-        return (f"Your context has been condensed {n} times in a row. Load less into context and "
-                "work in smaller steps.")
-    if f.rule == "drift":
-        return "Your recent steps are drifting away from the objective. Re-read it and refocus."
-    return ("Your recent steps surface nothing new. Try a different approach or report what you "
-            "have found.")
+    template = NUDGES.get((f.rule, f.severity)) or NUDGES[(f.rule, None)]
+    return template.format(**_fields(f, name_tools))

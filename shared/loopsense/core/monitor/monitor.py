@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopsense.core.monitor import content, embeddings, repetition, streaks
-from loopsense.core.monitor.config import RULES, MonitorConfig
+from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import Finding
-from loopsense.core.monitor.signal import Answer, recommend
+from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
 from loopsense.core.monitor.steps import THOUGHT, entry
 
 STATE_VERSION = 1
@@ -48,24 +48,25 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
     entries = state["entries"]
     tool_calls = repetition.calls(entries)
     streak = streaks.failures(tool_calls)
-    counted = [e for e in entries if "x" not in e]
+    counted = [e for e in entries if "x" not in e] if config.exempts else entries
     novelty_score = embeddings.novelty_score(counted, config)
     drift_score = embeddings.drift_score(counted, config)
     stream = state["stream"]
-    checks = {
-        "repeated_call": lambda: repetition.repeated_call(tool_calls, config),
-        "cycle": lambda: repetition.cycle(tool_calls, config) if len(tool_calls) > 3 else None,
-        "error_streak": lambda: streaks.error_streak(streak, config),
-        "monologue": lambda: streaks.monologue(entries, config),
-        "content_loop": lambda: (content.finding(stream["hit"], config)
-                                 if stream is not None and stream["hit"] else None),
-        "repeated_query": lambda: repetition.repeated_query(entries, config),
-        "stagnation": lambda: streaks.stagnation(streak, config),
-        "condensation_loop": lambda: streaks.condensation_loop(entries, config),
-        "drift": lambda: embeddings.drift(counted, drift_score, config),
-        "novelty": lambda: embeddings.novelty(counted, novelty_score, config),
-    }
-    findings = [f for rule in RULES if config.on(rule) and (f := checks[rule]()) is not None]
+    on = config.on
+    candidates = (
+        on("repeated_call") and repetition.repeated_call(tool_calls, config),
+        on("cycle") and len(tool_calls) > 3 and repetition.cycle(tool_calls, config),
+        on("error_streak") and streaks.error_streak(streak, config),
+        on("monologue") and streaks.monologue(entries, config),
+        on("content_loop") and stream is not None and stream["hit"] is not None
+        and content.finding(stream["hit"], config),
+        on("repeated_query") and repetition.repeated_query(entries, config),
+        on("stagnation") and streaks.stagnation(streak, config),
+        on("condensation_loop") and streaks.condensation_loop(entries, config),
+        on("drift") and embeddings.drift(counted, drift_score, config),
+        on("novelty") and embeddings.novelty(counted, novelty_score, config),
+    )  # in RULES order
+    findings = [f for f in candidates if isinstance(f, Finding)]
     return Evaluation(findings, novelty_score, drift_score)
 
 
@@ -84,7 +85,7 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
     new = entry(step, index, config)
     entries = state["entries"]
     if "x" not in new:
-        counted = [e for e in entries if "x" not in e]
+        counted = [e for e in entries if "x" not in e] if config.exempts else entries
         new["s"] = embeddings.highest_similarity(new, counted)
     entries.append(new)
     excess = len(entries) - config.integer("history_size")
@@ -100,3 +101,12 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
     else:
         state["stream"] = None  # any other step ends the streamed message
     return state, recommend(state, evaluate(state, config), index, config)
+
+
+def inspect(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
+    """Re-inspect without a new step (GET .../signal): the rules over the state as it is, with
+    the last recommendation (none counted). ``state`` is not changed."""
+    evaluation = evaluate(state, config)
+    recommendation = (state["last"] or CONTINUE) if evaluation.findings else CONTINUE
+    return Answer(state["next"] - 1, evaluation.findings, dict(recommendation),
+                  evaluation.novelty_score, evaluation.drift_score, config.name_tools)

@@ -14,6 +14,7 @@ from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import CRITICAL, WARNING, Finding
 
 Entry = dict[str, Any]
+QUERY_KINDS = frozenset({"recall", "llm_call"})
 
 
 def calls(entries: Sequence[Entry]) -> list[Entry]:
@@ -27,13 +28,16 @@ def repeated_call(tool_calls: Sequence[Entry], config: MonitorConfig) -> Finding
     latest = tool_calls[-1]
     same = [e for e in tool_calls if e["c"] == latest["c"]]
     action = latest["a"]
-    results = [e["r"] for e in same]
+    # Calls sent without a result (e.g. the call about to be made) are pending: they count,
+    # but prove nothing about progress.
+    known = [e["r"] for e in same if e["r"] is not None]
     # A result that changed every time is progress: polling.
     polling = config.policy(action).poll or (
-        len(same) > 1 and all(a != b for a, b in zip(results, results[1:], strict=False)))
+        len(known) > 1 and all(a != b for a, b in zip(known, known[1:], strict=False)))
     base = dict(subject=latest["c"], tool=action, first=same[0]["i"])
-    if not polling:
-        identical = [e["i"] for e in same if e["r"] == latest["r"]]
+    if not polling and known:
+        identical = [e["i"] for e in same if e["r"] == known[-1]
+                     or (e is latest and e["r"] is None)]
         critical = config.tool_int(action, "repeat_critical")
         if len(identical) >= critical:
             return Finding("repeated_call", CRITICAL, len(identical), identical, critical, **base)
@@ -50,8 +54,9 @@ def cycle(tool_calls: Sequence[Entry], config: MonitorConfig) -> Finding | None:
     window, repeats = config.integer("cycle_window"), config.integer("cycle_repeats")
     keys = [e["c"] for e in tool_calls]
     n = len(keys)
-    # Cheap test first: a trailing cycle of length L needs keys[-1] == keys[-1-L].
-    if not any(keys[-1] == keys[-1 - length] for length in range(2, min(window, n - 1) + 1)):
+    # Cheap test first: a trailing cycle of length L (2..window) needs keys[-1] == keys[-1-L].
+    reach = min(window, n - 1)
+    if reach < 2 or keys[-1] not in keys[n - 1 - reach:n - 2]:
         return None
     span = find_cycle(keys[::-1], window, repeats, min_length=2)
     if span is None or span.start != 0:
@@ -61,15 +66,20 @@ def cycle(tool_calls: Sequence[Entry], config: MonitorConfig) -> Finding | None:
     block = [e["c"] for e in chosen[:length]]
     if len(set(block)) == 1:
         return None  # one call repeated: repeated_call's business
-    # Critical when each position's copies also got identical results.
-    same_results = all(chosen[j]["r"] == chosen[j % length]["r"] for j in range(len(chosen)))
+    # Critical when each position's copies also got identical results (two or more known;
+    # a pending call, without result, neither proves nor disproves it).
+    same_results = True
+    for position in range(length):
+        known = {e["r"] for e in chosen[position::length]} - {None}
+        count = sum(e["r"] is not None for e in chosen[position::length])
+        same_results = same_results and len(known) == 1 and count >= 2
     severity = CRITICAL if same_results else WARNING
     return Finding("cycle", severity, span.repeats, [e["i"] for e in chosen], repeats,
                    subject=":".join(block), first=chosen[0]["i"], facts={"length": length})
 
 
 def repeated_query(entries: Sequence[Entry], config: MonitorConfig) -> Finding | None:
-    queries = [e for e in entries if e["k"] in ("recall", "llm_call")]
+    queries = [e for e in entries if e["k"] in QUERY_KINDS]
     if not queries:
         return None
     latest = queries[-1]

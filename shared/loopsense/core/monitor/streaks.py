@@ -15,9 +15,12 @@ Entry = dict[str, Any]
 
 
 def failures(tool_calls: Sequence[Entry]) -> list[Entry]:
-    """The trailing run of tool calls with a negative outcome."""
+    """The trailing run of tool calls with a negative outcome. Calls sent without an outcome
+    (not known yet) neither break nor extend it."""
     run: list[Entry] = []
     for e in reversed(tool_calls):
+        if e["o"] is None:
+            continue
         if e["o"] != "neg":
             break
         run.append(e)
