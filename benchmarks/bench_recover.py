@@ -49,7 +49,7 @@ from loopsense.store.metering import Metering  # noqa: E402
 from loopsense.store.run_memory import HEAD  # noqa: E402
 from loopsense.store.runs import RunStore, partition  # noqa: E402
 from loopsense_local.embedded import EmbeddedDynamoDB  # noqa: E402
-from loopsense_local.tables import create_tables  # noqa: E402
+from loopsense_local.tables import create_tables, use_local_tables  # noqa: E402
 
 SIZES = (10, 10_000)
 WORDS = [
@@ -76,6 +76,7 @@ class Counting:
 
 
 def service() -> tuple[Recover, Counting, Identity]:
+    use_local_tables()  # table names have no defaults: the local store's
     config = Settings(dynamodb_endpoint="http://embedded.invalid")
     engine = EmbeddedDynamoDB("127.0.0.1", 0).client()
     create_tables(engine, config)
