@@ -119,7 +119,7 @@ def store_requests() -> None:
     from loopsense.store.metering import Metering
     from loopsense.store.runs import RunStore
     from loopsense_local.embedded import EmbeddedDynamoDB
-    from loopsense_local.tables import create_tables
+    from loopsense_local.tables import create_tables, use_local_tables
 
     class Counting:
         def __init__(self, client: Any) -> None:
@@ -134,6 +134,7 @@ def store_requests() -> None:
 
             return call
 
+    use_local_tables()  # table names have no defaults: the local store's
     config = Settings(dynamodb_endpoint="http://embedded.invalid")
     engine = EmbeddedDynamoDB("127.0.0.1", 0).client()
     create_tables(engine, config)

@@ -53,6 +53,14 @@ PLATFORM_ERRORS: dict[str, ErrorKind] = {
     "RUN_WRITE_CONFLICT": ErrorKind(
         409, True, "retry the same request (with the same Idempotency-Key)"
     ),
+    # working memory, snapshots (docs/recover.md)
+    "RUN_MEMORY_NOT_FOUND": ErrorKind(404, False, "list the keys (GET /v1/runs/{runId}/memory)"),
+    "RUN_MEMORY_FULL": ErrorKind(
+        409, False, "delete entries or circuit-break (working memory: at most 10,000 entries)"
+    ),
+    "RUN_SNAPSHOT_NOT_FOUND": ErrorKind(
+        404, False, "use a snapshot_id a circuit break or restore of this run returned"
+    ),
 }
 
 # The codes only one skill answers with: each is in that skill's catalog entry (Skill.errors),

@@ -15,7 +15,8 @@ What the README writes is what a user types: the test substitutes only the serve
 (`http://127.0.0.1:3000`, the store's `http://127.0.0.1:8000`), this venv's `.venv/bin/`, and
 the ids a previous command printed (`t_...`, `key_...`). Outputs are compared as JSON where
 they are JSON, with the parts that differ per call made equal: UUIDs (executionId, requestId),
-`t_...` tenant ids and `key_...` key ids. `export NAME=VALUE` sets NAME for the commands after.
+`t_...` tenant ids, `key_...` key ids, the runs API's lesson and snapshot ids and ISO times.
+`export NAME=VALUE` sets NAME for the commands after.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ MARKER = re.compile(r"^<!-- readme-test: (skip|output)\b.*-->$")
 VARIABLE = [(re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"),
              "<uuid>"),
             (re.compile(r"\bt_[A-Za-z0-9_-]+"), "t_..."),
-            (re.compile(r"\bkey_[A-Za-z0-9_-]+"), "key_...")]
+            (re.compile(r"\bkey_[A-Za-z0-9_-]+"), "key_..."),
+            # the runs API's lesson and snapshot ids, and the times of day in its answers
+            (re.compile(r"\b[0-9]{13}-[0-9a-f]{8}\b"), "<id>"),
+            (re.compile(r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z"), "<time>")]
 
 
 @dataclass

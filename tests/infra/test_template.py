@@ -313,7 +313,7 @@ def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(templat
     assert granted == {
         str({"Fn::GetAtt": ["RunsTable", "Arn"]}): sorted([
             "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
-            "dynamodb:UpdateItem"]),
+            "dynamodb:UpdateItem", "dynamodb:DeleteItem"]),
         str({"Fn::GetAtt": ["PlansTable", "Arn"]}): ["dynamodb:GetItem"],
         str({"Fn::GetAtt": ["UsageTable", "Arn"]}): ["dynamodb:PutItem", "dynamodb:UpdateItem"],
         str({"Fn::GetAtt": ["RateLimitsTable", "Arn"]}): ["dynamodb:UpdateItem"],
@@ -322,7 +322,14 @@ def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(templat
              for e in runs["Events"].values()}
     assert paths == {("POST", "/v1/runs/{runId}/agents"), ("POST", "/v1/runs/{runId}/steps"),
                      ("GET", "/v1/runs/{runId}/signal"), ("POST", "/v1/runs/{runId}/reset"),
-                     ("PUT", "/v1/runs/{runId}/config")}
+                     ("PUT", "/v1/runs/{runId}/config"),
+                     *{(m, "/v1/runs/{runId}/memory/{key}") for m in ("PUT", "GET", "DELETE")},
+                     ("GET", "/v1/runs/{runId}/memory"), ("POST", "/v1/runs/{runId}/lessons"),
+                     ("GET", "/v1/runs/{runId}/lessons"), ("GET", "/v1/runs/{runId}/events"),
+                     ("POST", "/v1/runs/{runId}/circuit-break"),
+                     ("GET", "/v1/runs/{runId}/snapshots/{snapshotId}"),
+                     ("POST", "/v1/runs/{runId}/snapshots/{snapshotId}/restore"),
+                     ("POST", "/v1/runs/{runId}/context")}
     table = template["Resources"]["RunsTable"]["Properties"]
     assert [k["AttributeName"] for k in table["KeySchema"]] == ["pk", "sk"]
     assert table["TimeToLiveSpecification"]["AttributeName"] == "expiresAt"

@@ -1,6 +1,8 @@
-"""``client.runs`` against a real `loopsense serve` (docs/runs.md): register, steps (one by one,
-batched, retried through a proxy that loses the answer: applied and charged once), signal as
-attributes, reset, config, the monitor's off switch, and each runs error as its typed class."""
+"""``client.runs`` against a real `loopsense serve` (docs/runs.md, docs/recover.md): register,
+steps (one by one, batched, retried through a proxy that loses the answer: applied and charged
+once), signal as attributes, reset, config, the monitor's off switch, each runs error as its
+typed class; the spec's Python usage (loop_safety.md) verbatim, working memory, lessons, events,
+snapshots, restore, and breaks and restores retried after a lost answer applied once."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from typing import Any
 
 import pytest
 from loopsense_sdk import (
+    Briefing,
+    CircuitBreak,
     Client,
     NotFoundError,
     RunAgentNotFoundError,
@@ -141,3 +145,104 @@ def test_runs_errors_are_typed(server: Server, operator: Operator) -> None:
     _, hobby = operator.new_tenant("hobby")
     with pytest.raises(SkillNotAvailableForPlanError):
         client(server, hobby).runs.steps(run_id(), [CALL], agent_id="ari")
+
+
+def test_the_specs_python_usage(server: Server) -> None:
+    client = Client(DEV_KEY, server.url)
+    run_id = "sdk-run-" + uuid.uuid4().hex[:8]
+    client.runs.register(run_id, agent_id="ari", role="support")
+    client.runs.put_memory(run_id, "ticket", {"id": 2214, "status": "export pending"})
+    client.runs.add_lesson(run_id, "the export service times out for tickets with "
+                                   "attachments", tags=["export"])
+    result: CircuitBreak | None = None
+    briefing: Briefing | None = None
+    for _ in range(10):
+        client.runs.steps(run_id, [CALL], agent_id="ari")
+        # -- the spec's lines, verbatim --
+        signal = client.runs.signal(run_id, agent_id="ari")
+        if signal.is_looping and signal.confidence >= 0.7:
+            result = client.runs.circuit_break(run_id, reason="repeated_tool_call")
+            briefing = client.runs.context(run_id, query="resume ticket 2214",
+                                           max_token_budget=1500)
+            break
+    assert result is not None and briefing is not None
+    assert (result.broken, result.entries, result.reason, result.agents_reset) == (
+        True, 1, "repeated_tool_call", ("ari",))
+    assert briefing.tokens <= 1500 and briefing.max_token_budget == 1500
+    assert [i["type"] for i in briefing.items] == ["snapshot", "lesson"]
+    assert "export pending" in briefing.context_block
+    assert client.runs.memory(run_id) == {}
+    assert client.runs.snapshot(run_id, result.snapshot_id) == {
+        "ticket": {"id": 2214, "status": "export pending"}}
+    assert [e["type"] for e in client.runs.events(run_id)] == ["CIRCUIT_BROKEN"]
+    assert client.runs.signal(run_id, agent_id="ari").is_looping is False
+
+
+def test_memory_lessons_and_restore(server: Server) -> None:
+    runs, run = client(server).runs, run_id()
+    for i in range(5):
+        written = runs.put_memory(run, f"k{i}", {"i": i, "s": "é"})
+        assert (written.run_id, written.key, written.created) == (run, f"k{i}", True)
+    assert runs.put_memory(run, "k0", {"i": 0, "s": "é"}).created is False
+    runs.put_memory(run, "nothing", None)  # JSON null is a value
+    assert runs.get_memory(run, "nothing") is None
+    assert runs.get_memory(run, "k3") == {"i": 3, "s": "é"}
+    runs.delete_memory(run, "k4")
+    runs.delete_memory(run, "nothing")
+    with pytest.raises(NotFoundError) as caught:
+        runs.get_memory(run, "k4")
+    assert caught.value.code == "RUN_MEMORY_NOT_FOUND"
+    before = runs.memory(run)
+    assert list(before) == ["k0", "k1", "k2", "k3"]
+    broken = runs.circuit_break(run, reason="test", idempotency_key="sdk-b1")
+    assert runs.circuit_break(run, reason="test", idempotency_key="sdk-b1") == broken
+    runs.put_memory(run, "later", True)
+    restored = runs.restore(run, broken.snapshot_id)
+    assert (restored.snapshot_id, restored.entries, restored.replaced_entries) == (
+        broken.snapshot_id, 4, 1)
+    assert runs.memory(run) == before
+    assert runs.snapshot(run, restored.replaced_snapshot_id) == {"later": True}
+    lessons = runs.lessons(run)
+    assert [x.kind for x in lessons] == ["loop_detected", "replaced_by_restore"]
+    assert [x.snapshot_id for x in lessons] == [broken.snapshot_id,
+                                                restored.replaced_snapshot_id]
+    assert [e["type"] for e in runs.events(run)] == ["CIRCUIT_BROKEN", "MEMORY_RESTORED"]
+    with pytest.raises(NotFoundError) as missing:
+        runs.snapshot(run, "0000000000000-00000000")
+    assert missing.value.code == "RUN_SNAPSHOT_NOT_FOUND"
+
+
+def test_lessons_added_are_answered_in_order_as_objects(server: Server) -> None:
+    runs, run = client(server).runs, run_id()
+    for i in range(3):
+        runs.add_lesson(run, f"lesson {i}", tags=["t"])
+    assert [x.text for x in runs.lessons(run)] == ["lesson 0", "lesson 1", "lesson 2"]
+    assert runs.lessons(run)[0].tags == ("t",) and runs.lessons(run)[0].kind == "lesson"
+
+
+def test_a_value_over_32_kib_is_a_validation_error_naming_the_limit(server: Server) -> None:
+    with pytest.raises(ValidationError) as caught:
+        client(server).runs.put_memory(run_id(), "k", "x" * 40_000)
+    assert caught.value.details == [{"path": "value",
+                                     "issue": "must be at most 32768 bytes (32 KiB) of JSON"}]
+
+
+@pytest.mark.parametrize("route", ["circuit_break", "restore"])
+def test_a_break_or_restore_whose_answer_was_lost_is_applied_once(server: Server,
+                                                                  route: str) -> None:
+    runs, run = client(server).runs, run_id()
+    runs.put_memory(run, "k", 1)
+    snapshot = runs.circuit_break(run, reason="first").snapshot_id
+    proxy = Proxy(server.url, ["drop", "503"])  # applied, answer lost; then refused
+    try:
+        through = Client(DEV_KEY, proxy.url, backoff_base=0.01).runs
+        answer: Any = (through.circuit_break(run, reason="again") if route == "circuit_break"
+                       else through.restore(run, snapshot))
+    finally:
+        proxy.stop()
+    keys = {k for k, _ in proxy.seen}
+    assert len(proxy.seen) == 3 and len(keys) == 1 and None not in keys
+    events = [e["type"] for e in runs.events(run)]
+    assert events == ["CIRCUIT_BROKEN", "CIRCUIT_BROKEN" if route == "circuit_break"
+                      else "MEMORY_RESTORED"]  # one each: the retries were replays
+    assert answer.raw["runId"] == run

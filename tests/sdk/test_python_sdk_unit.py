@@ -373,6 +373,79 @@ def test_runs_routes_send_their_method_path_and_body() -> None:
     assert all(r.headers["Authorization"] == "Bearer ls_test_key" for r in fake.requests)
 
 
+def ok(**fields: Any) -> HttpResponse:
+    return HttpResponse(200, {}, json.dumps({"runId": "r:1", **fields}).encode())
+
+
+def test_recover_routes_send_their_method_path_and_body() -> None:
+    fake = Fake(
+        ok(key="a b", created=True), ok(key="k", created=False), ok(key="k", value={"x": 1}),
+        ok(key="k", deleted=True),
+        ok(entries={"a": 1}, next="a"), ok(entries={"b": 2}, next=None),  # two pages
+        ok(lessonId="l1", kind="lesson", text="t", tags=["x"], createdAt="now"),
+        ok(lessons=[], next=None), ok(events=[{"seq": 1, "type": "CIRCUIT_BROKEN"}], next=None),
+        ok(broken=True, snapshot_id="s1", summary={"entries": 3, "reason": "loop"},
+           agentsReset=["ari"]),
+        ok(snapshotId="s1", entries={"a": 1}, next=None),
+        ok(restored=True, snapshotId="s1", entries=3, replaced={"snapshotId": "s2", "entries": 0}),
+        ok(context_block="b", items=[{"type": "snapshot"}], tokens=9, max_token_budget=100))
+    runs = fake.client().runs
+    assert runs.put_memory("r:1", "a b", {"x": 1}).created is True
+    assert runs.put_memory("r:1", "k", None).created is False
+    assert runs.get_memory("r:1", "k") == {"x": 1}
+    assert runs.delete_memory("r:1", "k") is None
+    assert runs.memory("r:1") == {"a": 1, "b": 2}
+    lesson = runs.add_lesson("r:1", "t", tags=["x"])
+    assert (lesson.lesson_id, lesson.tags, lesson.snapshot_id) == ("l1", ("x",), None)
+    assert runs.lessons("r:1") == ()
+    assert runs.events("r:1") == ({"seq": 1, "type": "CIRCUIT_BROKEN"},)
+    broken = runs.circuit_break("r:1", reason="loop", agent_id="ari")
+    assert (broken.snapshot_id, broken.entries, broken.agents_reset) == ("s1", 3, ("ari",))
+    assert runs.snapshot("r:1", "s1") == {"a": 1}
+    restored = runs.restore("r:1", "s1", idempotency_key="restore-1")
+    assert (restored.entries, restored.replaced_snapshot_id) == (3, "s2")
+    briefing = runs.context("r:1", query="q", max_token_budget=100)
+    assert (briefing.context_block, briefing.tokens) == ("b", 9)
+    sent = [(r.method, r.url.removeprefix("http://loopsense.test"), r.body)
+            for r in fake.requests]
+    assert sent == [
+        ("PUT", "/v1/runs/r:1/memory/a%20b", b'{"x":1}'),  # the value is the body
+        ("PUT", "/v1/runs/r:1/memory/k", b"null"),  # JSON null, not an empty body
+        ("GET", "/v1/runs/r:1/memory/k", None),
+        ("DELETE", "/v1/runs/r:1/memory/k", None),
+        ("GET", "/v1/runs/r:1/memory?limit=1000", None),
+        ("GET", "/v1/runs/r:1/memory?limit=1000&after=a", None),
+        ("POST", "/v1/runs/r:1/lessons", b'{"text":"t","tags":["x"],"kind":"lesson"}'),
+        ("GET", "/v1/runs/r:1/lessons?limit=1000", None),
+        ("GET", "/v1/runs/r:1/events?limit=1000", None),
+        ("POST", "/v1/runs/r:1/circuit-break", b'{"reason":"loop","agentId":"ari"}'),
+        ("GET", "/v1/runs/r:1/snapshots/s1?limit=1000", None),
+        ("POST", "/v1/runs/r:1/snapshots/s1/restore", b"{}"),
+        ("POST", "/v1/runs/r:1/context", b'{"query":"q","max_token_budget":100}'),
+    ]
+    keys = [r.headers.get("Idempotency-Key") for r in fake.requests]
+    assert keys[:9] == [None] * 9 and keys[10] is None and keys[12] is None
+    assert uuid.UUID(keys[9]).version == 4 and keys[11] == "restore-1"  # breaks, restores
+
+
+def test_a_break_is_retried_with_its_one_idempotency_key() -> None:
+    fake = Fake(answer("RUN_WRITE_CONFLICT", 409, True),
+                ok(broken=True, snapshot_id="s1", summary={"entries": 0, "reason": "loop"}))
+    assert fake.client().runs.circuit_break("r:1", reason="loop").snapshot_id == "s1"
+    first, second = (r.headers["Idempotency-Key"] for r in fake.requests)
+    assert first == second and len(fake.sleeps) == 1
+
+
+def test_recover_errors_land_in_their_families() -> None:
+    for code, status, family in (("RUN_MEMORY_NOT_FOUND", 404, NotFoundError),
+                                 ("RUN_SNAPSHOT_NOT_FOUND", 404, NotFoundError),
+                                 ("RUN_MEMORY_FULL", 409, ConflictError)):
+        fake = Fake(answer(code, status, False))
+        with pytest.raises(family) as caught:
+            fake.client().runs.put_memory("r:1", "k", 1)
+        assert (caught.value.code, caught.value.attempts) == (code, 1)
+
+
 def test_a_runs_write_conflict_is_retried_with_the_same_idempotency_key() -> None:
     fake = Fake(answer("RUN_WRITE_CONFLICT", 409, True), RUN_OK)
     result = fake.client().runs.steps("r:1", [{"kind": "thought"}] * 2, agent_id="ari",

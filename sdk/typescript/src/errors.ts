@@ -59,13 +59,15 @@ export class PermissionDeniedError extends LoopsenseError {}
 export class SkillNotAccessibleError extends PermissionDeniedError {}
 /** 403 SKILL_NOT_AVAILABLE_FOR_PLAN: the tenant's plan does not include this skill. */
 export class SkillNotAvailableForPlanError extends PermissionDeniedError {}
-/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND, RUN_AGENT_NOT_FOUND; 405 METHOD_NOT_ALLOWED. */
+/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND, RUN_AGENT_NOT_FOUND, RUN_MEMORY_NOT_FOUND,
+ * RUN_SNAPSHOT_NOT_FOUND; 405 METHOD_NOT_ALLOWED. */
 export class NotFoundError extends LoopsenseError {}
 /** 404 SKILL_NOT_FOUND: no such skill, or no such version. */
 export class SkillNotFoundError extends NotFoundError {}
 /** 404 RUN_AGENT_NOT_FOUND: the run has no such agent (never registered, or expired). */
 export class RunAgentNotFoundError extends NotFoundError {}
-/** 409 IDEMPOTENCY_KEY_REUSED (not retryable), IDEMPOTENCY_IN_PROGRESS, RUN_WRITE_CONFLICT (retryable). */
+/** 409 IDEMPOTENCY_KEY_REUSED (not retryable), IDEMPOTENCY_IN_PROGRESS, RUN_WRITE_CONFLICT (retryable),
+ * RUN_MEMORY_FULL (not retryable: delete entries or circuit-break). */
 export class ConflictError extends LoopsenseError {}
 /** 409 IDEMPOTENCY_KEY_REUSED: the same key with another body (not retryable). */
 export class IdempotencyKeyReusedError extends ConflictError {}
@@ -128,6 +130,9 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   RUN_BATCH_INVALID: ValidationError,
   RUN_AGENT_NOT_FOUND: RunAgentNotFoundError,
   RUN_WRITE_CONFLICT: RunWriteConflictError,
+  RUN_MEMORY_NOT_FOUND: NotFoundError,
+  RUN_SNAPSHOT_NOT_FOUND: NotFoundError,
+  RUN_MEMORY_FULL: ConflictError,
 };
 
 /** The family of each HTTP status, for a code the SDK does not know yet (any other 5xx: InternalError). */

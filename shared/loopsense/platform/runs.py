@@ -170,7 +170,7 @@ class PlanCache:
         return cached[1]
 
 
-def _digest(text: bytes | str) -> str:
+def digest(text: bytes | str) -> str:
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
 
 
@@ -198,23 +198,23 @@ class Runs:
                               f"more than {caller.plan.requests_per_second} requests per second",
                               retry_after=1)
 
-    def _admission(self, caller: Caller, epoch: int) -> dict[str, Any]:
+    def admission(self, caller: Caller, epoch: int) -> dict[str, Any]:
         if caller.plan.requests_per_second <= 0:
             raise self._rate_limited(caller)
         return {"Update": self.metering.admission(caller.tenant_id, epoch,
                                                   caller.plan.requests_per_second)}
 
-    def _count_request(self, caller: Caller) -> None:
+    def count_request(self, caller: Caller) -> None:
         """Reads count against the rate limit with their own write."""
         epoch = int(self.clock().timestamp())
         if not self.metering.admit(caller.tenant_id, epoch, caller.plan.requests_per_second):
             raise self._rate_limited(caller)
 
-    def _retention(self, caller: Caller, expires_at: int) -> dict[str, Any]:
+    def retention(self, caller: Caller, expires_at: int) -> dict[str, Any]:
         at = datetime.fromtimestamp(expires_at, UTC).isoformat(timespec="seconds")
         return {"days": caller.retention_days, "expiresAt": at.replace("+00:00", "Z")}
 
-    def _expiry(self, caller: Caller, now: datetime) -> int:
+    def expiry(self, caller: Caller, now: datetime) -> int:
         return int(now.timestamp()) + caller.retention_days * DAY_S
 
     def _config(self, caller: Caller, config: ConfigItem | None, now: int,
@@ -226,7 +226,7 @@ class Runs:
         return replace(resolved, name_tools=True,
                        objective=tuple(objective) if objective else None)
 
-    def _write(self, caller: Caller, actions: list[dict[str, Any]], charged: bool,
+    def write(self, caller: Caller, actions: list[dict[str, Any]], charged: bool,
                now: datetime) -> bool:
         """Write ``actions`` (after the rate counter, and the charge when ``charged``); False
         when a concurrent write got there first (read again)."""
@@ -256,11 +256,11 @@ class Runs:
         agent_id, steps = parse_steps(raw)
         caller = self.admit(identity)
         if caller.monitor_disabled:
-            self._count_request(caller)
+            self.count_request(caller)
             return {"runId": run_id, "agentId": agent_id, "accepted": len(steps),
                     "monitor_disabled": True}
-        key = _digest(idempotency_key) if idempotency_key is not None else None
-        body_digest = _digest(body)
+        key = digest(idempotency_key) if idempotency_key is not None else None
+        body_digest = digest(body)
         for _ in range(ATTEMPTS):
             now = self.clock()
             epoch = int(now.timestamp())
@@ -271,10 +271,10 @@ class Runs:
                 replay = _replay(agent, key, body_digest, epoch)
                 if replay is not None:
                     return replay
-            current = _current(agent, agent_id, epoch)
+            current = current_agent(agent, agent_id, epoch)
             answer = self._apply(caller, current, config, steps, run_id, now)
-            expires = self._expiry(caller, now)
-            answer["retention"] = self._retention(caller, expires)
+            expires = self.expiry(caller, now)
+            answer["retention"] = self.retention(caller, expires)
             if key is not None:
                 recent = [r for r in current.body.get("recent", []) if r[0] != key]
                 current.body["recent"] = [*recent, [key, body_digest, epoch, answer]][
@@ -282,17 +282,17 @@ class Runs:
             record = UsageRecord(answer["executionId"], USAGE_KEY, SKILL.version, COST,
                                  now.isoformat(timespec="milliseconds"),
                                  int((time.perf_counter() - started) * 1000), "succeeded")
-            actions = [self._admission(caller, epoch),
+            actions = [self.admission(caller, epoch),
                        *self.metering.charge_items(caller.tenant_id, period_of(now),
                                                    caller.plan.credits_per_month, record),
-                       self.store.put_agent(caller.tenant_id, run_id, current, _encoded(current),
+                       self.store.put_agent(caller.tenant_id, run_id, current, encoded(current),
                                             now.isoformat(timespec="milliseconds"), expires)]
             if config is not None:
                 actions.append(self.store.keep_config(caller.tenant_id, run_id, config,
                                                       expires))
-            if self._write(caller, actions, True, now):
+            if self.write(caller, actions, True, now):
                 return answer
-        raise _conflict()
+        raise write_conflict()
 
     def _apply(self, caller: Caller, agent: AgentItem, config_item: ConfigItem | None,
                steps: list[dict[str, Any]], run_id: str, now: datetime) -> dict[str, Any]:
@@ -318,7 +318,7 @@ class Runs:
         check_run_id(run_id)
         agent_id = check_agent_id(agent_id, "agentId")
         caller = self.admit(identity)
-        self._count_request(caller)
+        self.count_request(caller)
         now = self.clock()
         epoch = int(now.timestamp())
         if caller.monitor_disabled:
@@ -326,13 +326,13 @@ class Runs:
                     "signal": None}
         agent, config_item = self.store.agent_and_config(caller.tenant_id, run_id, agent_id)
         if agent is None or not agent.live(epoch):
-            raise _no_agent()
+            raise agent_not_found()
         config = self._config(caller, config_item, epoch, agent)
         state = agent.body["monitor"]
         return {"runId": run_id, "agentId": agent_id, "monitor_disabled": False,
                 "sequence": state["next"], "segmentStart": state["segmentStart"],
                 "signal": verdict(state, config).signal(),
-                "retention": self._retention(caller, agent.expires_at)}
+                "retention": self.retention(caller, agent.expires_at)}
 
     # POST /v1/runs/{runId}/agents --------------------------------------------------------------
     def register(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
@@ -352,7 +352,7 @@ class Runs:
         return {"runId": run_id, "agentId": agent_id, "role": agent.role,
                 "objectiveDimensions": len(objective) if objective else None,
                 "sequence": agent.body["monitor"]["next"],
-                "retention": self._retention(caller, expires)}
+                "retention": self.retention(caller, expires)}
 
     def _update_agent(self, caller: Caller, run_id: str, agent_id: str,
                       change: Callable[[AgentItem], None], create: bool
@@ -363,16 +363,16 @@ class Runs:
             epoch = int(now.timestamp())
             found = self.store.agent(caller.tenant_id, run_id, agent_id)
             if not create and (found is None or not found.live(epoch)):
-                raise _no_agent()
-            agent = _current(found, agent_id, epoch)
+                raise agent_not_found()
+            agent = current_agent(found, agent_id, epoch)
             change(agent)
-            expires = self._expiry(caller, now)
-            actions = [self._admission(caller, epoch),
-                       self.store.put_agent(caller.tenant_id, run_id, agent, _encoded(agent),
+            expires = self.expiry(caller, now)
+            actions = [self.admission(caller, epoch),
+                       self.store.put_agent(caller.tenant_id, run_id, agent, encoded(agent),
                                             now.isoformat(timespec="milliseconds"), expires)]
-            if self._write(caller, actions, False, now):
+            if self.write(caller, actions, False, now):
                 return agent, expires
-        raise _conflict()
+        raise write_conflict()
 
     # POST /v1/runs/{runId}/reset ---------------------------------------------------------------
     def reset(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
@@ -399,13 +399,13 @@ class Runs:
         caller = self.admit(identity)
         parse_config(raw, caller.settings)
         now = self.clock()
-        expires = self._expiry(caller, now)
-        actions = [self._admission(caller, int(now.timestamp())),
+        expires = self.expiry(caller, now)
+        actions = [self.admission(caller, int(now.timestamp())),
                    self.store.put_config(caller.tenant_id, run_id, raw,
                                          now.isoformat(timespec="milliseconds"), expires)]
-        if not self._write(caller, actions, False, now):
-            raise _conflict()
-        return {"runId": run_id, "config": raw, "retention": self._retention(caller, expires)}
+        if not self.write(caller, actions, False, now):
+            raise write_conflict()
+        return {"runId": run_id, "config": raw, "retention": self.retention(caller, expires)}
 
 
 def verdict(state: dict[str, Any], config: MonitorConfig) -> Answer:
@@ -421,7 +421,7 @@ def _reset(state: dict[str, Any]) -> None:
     reset(state)
 
 
-def _current(found: AgentItem | None, agent_id: str, epoch: int) -> AgentItem:
+def current_agent(found: AgentItem | None, agent_id: str, epoch: int) -> AgentItem:
     """The agent to apply to: the item read, or a fresh one when there is none or it expired
     (its version still guards the write)."""
     if found is not None and found.live(epoch):
@@ -442,7 +442,7 @@ def _replay(agent: AgentItem, key: str, body_digest: str, epoch: int) -> dict[st
     return None
 
 
-def _encoded(agent: AgentItem) -> bytes:
+def encoded(agent: AgentItem) -> bytes:
     """The agent's body as stored; refused (nothing written) past MAX_STORED bytes."""
     blob = encode(agent.body)
     if len(blob) > MAX_STORED:
@@ -453,11 +453,11 @@ def _encoded(agent: AgentItem) -> bytes:
     return blob
 
 
-def _no_agent() -> LoopsenseError:
+def agent_not_found() -> LoopsenseError:
     return LoopsenseError("RUN_AGENT_NOT_FOUND", "no such agent in this run")
 
 
-def _conflict() -> LoopsenseError:
+def write_conflict() -> LoopsenseError:
     return LoopsenseError("RUN_WRITE_CONFLICT",
                           "concurrent writes to this agent kept winning; nothing was applied",
                           retry_after=1)

@@ -12,6 +12,7 @@ from loopsense.errors import LoopsenseError
 from loopsense.platform.auth import identity_from_context
 from loopsense.platform.http import Request, json_body, json_response, request_from_event
 from loopsense.platform.idempotency import KEY_HEADER, check_key
+from loopsense.platform.recover import Recover
 from loopsense.platform.routes import answer
 from loopsense.platform.runs import MAX_BODY, MAX_STEPS_BODY, Runs
 
@@ -29,6 +30,15 @@ def _body(request: Request) -> Any:
     return json_body(request.body, MAX_BODY) if request.body else None
 
 
+def _run(request: Request) -> str:
+    return request.params.get("runId", "")
+
+
+def _keyed(request: Request) -> tuple[Any, bytes, str | None]:
+    """A body and its Idempotency-Key (circuit break, restore)."""
+    return _body(request), request.body, check_key(request.header(KEY_HEADER))
+
+
 ROUTES: dict[str, Action] = {
     f"POST {RUN}/steps": _steps,
     f"POST {RUN}/agents": lambda runs, who, request: runs.register(
@@ -39,6 +49,30 @@ ROUTES: dict[str, Action] = {
         who, request.params.get("runId", ""), _body(request)),
     f"PUT {RUN}/config": lambda runs, who, request: runs.set_config(
         who, request.params.get("runId", ""), _body(request)),
+    # working memory, lessons, events, the circuit break, snapshots, the briefing
+    f"PUT {RUN}/memory/{{key}}": lambda runs, who, request: Recover(runs).put(
+        who, _run(request), request.params.get("key", ""), request.body),
+    f"GET {RUN}/memory/{{key}}": lambda runs, who, request: Recover(runs).get(
+        who, _run(request), request.params.get("key", "")),
+    f"DELETE {RUN}/memory/{{key}}": lambda runs, who, request: Recover(runs).delete(
+        who, _run(request), request.params.get("key", "")),
+    f"GET {RUN}/memory": lambda runs, who, request: Recover(runs).get_all(
+        who, _run(request), request.query),
+    f"POST {RUN}/lessons": lambda runs, who, request: Recover(runs).add_lesson(
+        who, _run(request), _body(request)),
+    f"GET {RUN}/lessons": lambda runs, who, request: Recover(runs).lessons(
+        who, _run(request), request.query),
+    f"GET {RUN}/events": lambda runs, who, request: Recover(runs).events(
+        who, _run(request), request.query),
+    f"POST {RUN}/circuit-break": lambda runs, who, request: Recover(runs).circuit_break(
+        who, _run(request), *_keyed(request)),
+    f"GET {RUN}/snapshots/{{snapshotId}}": lambda runs, who, request: Recover(runs).snapshot(
+        who, _run(request), request.params.get("snapshotId", ""), request.query),
+    f"POST {RUN}/snapshots/{{snapshotId}}/restore": lambda runs, who, request: Recover(
+        runs).restore(who, _run(request), request.params.get("snapshotId", ""),
+                      *_keyed(request)),
+    f"POST {RUN}/context": lambda runs, who, request: Recover(runs).context(
+        who, _run(request), _body(request)),
 }
 
 

@@ -9,8 +9,8 @@ a partition), ``sk`` = the item's kind:
   embedding or null, "recent": the last Idempotency-Keys applied [[key digest, body digest,
   answer], ...]}. Compressed: the state is mostly hex keys and unit vectors.
 - ``CONFIG``: the run's config (as validated JSON), ``version``.
-- Reserved for the working memory and the circuit break (next): ``MEMORY#<key>``,
-  ``LESSON#<id>``, ``SNAPSHOT#<id>``, ``EVENT#<seq>``.
+- ``MEMORY``, ``LESSON#<id>``, ``EVENT#<seq>`` (and the run's ``#MEMORY`` partition): working
+  memory, lessons and snapshots, the event log (store/run_memory.py).
 
 Every item carries ``expiresAt`` (epoch seconds, the table's TTL attribute): its last write plus
 the tenant's ``run_retention_days``. TTL deletes lazily, so readers treat an item whose

@@ -277,8 +277,9 @@ class Client:
 
     def _send(self, method: str, path: str, body: Any,
               extra_headers: Mapping[str, str]) -> Any:
-        """One call with a JSON body (None: no body), retried by ``_call``'s rules."""
-        data = None if body is None else json.dumps(
+        """One call with a JSON body (None: no body; bytes: sent as they are), retried by
+        ``_call``'s rules."""
+        data = body if isinstance(body, bytes) else None if body is None else json.dumps(
             body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
         return self._call(method, path, data, extra_headers)
 

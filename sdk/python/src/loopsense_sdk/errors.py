@@ -16,10 +16,10 @@ Families (catch the family, or the specific class, or ``LoopsenseError`` for all
     ├── PermissionDeniedError      403
     │   ├── SkillNotAccessibleError       SKILL_NOT_ACCESSIBLE (the key is scoped)
     │   └── SkillNotAvailableForPlanError SKILL_NOT_AVAILABLE_FOR_PLAN
-    ├── NotFoundError              404  (and 405 METHOD_NOT_ALLOWED)
+    ├── NotFoundError              404  RUN_MEMORY_NOT_FOUND, ... (and 405 METHOD_NOT_ALLOWED)
     │   ├── SkillNotFoundError            SKILL_NOT_FOUND
     │   └── RunAgentNotFoundError         RUN_AGENT_NOT_FOUND (register the agent first)
-    ├── ConflictError              409
+    ├── ConflictError              409  RUN_MEMORY_FULL (10,000 entries: delete or break)
     │   ├── IdempotencyKeyReusedError     IDEMPOTENCY_KEY_REUSED (not retryable)
     │   ├── IdempotencyInProgressError    IDEMPOTENCY_IN_PROGRESS (retryable)
     │   └── RunWriteConflictError         RUN_WRITE_CONFLICT (retryable, same Idempotency-Key)
@@ -248,6 +248,9 @@ _BY_CODE: dict[str, type[LoopsenseError]] = {
     "RUN_BATCH_INVALID": ValidationError,
     "RUN_AGENT_NOT_FOUND": RunAgentNotFoundError,
     "RUN_WRITE_CONFLICT": RunWriteConflictError,
+    "RUN_MEMORY_NOT_FOUND": NotFoundError,
+    "RUN_SNAPSHOT_NOT_FOUND": NotFoundError,
+    "RUN_MEMORY_FULL": ConflictError,
 }
 
 _BY_STATUS: dict[int, type[LoopsenseError]] = {

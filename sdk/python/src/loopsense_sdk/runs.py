@@ -1,11 +1,21 @@
-"""``client.runs``: the stateful runs API (``/v1/runs/{runId}/...``, docs/runs.md).
+"""``client.runs``: the stateful runs API (``/v1/runs/{runId}/...``): the run monitor
+(docs/runs.md), working memory, lessons, events, the circuit break, snapshots, restore and the
+briefing (docs/recover.md).
 
-Each method is one request, with ``execute``'s rules (loopsense_sdk.client): typed errors,
-retries of what the server marks retryable within the client's deadline, and for ``steps``
-one ``Idempotency-Key`` per call, sent again on each retry, so a retried batch is applied and
-charged once (the server answers the replay with the first answer). The other writes are
-idempotent by nature: ``register`` is an upsert, ``config`` a PUT, and a ``reset`` retried
-before any new step leaves the segment where the first one put it.
+    signal = client.runs.signal(run_id, agent_id="ari")
+    if signal.is_looping and signal.confidence >= 0.7:
+        result = client.runs.circuit_break(run_id, reason="repeated_tool_call")
+        briefing = client.runs.context(run_id, query="resume ticket 2214", max_token_budget=1500)
+
+Each method is one request (the listing ones, ``memory`` and ``snapshot``, follow the pages to
+the end), with ``execute``'s rules (loopsense_sdk.client): typed errors, retries of what the
+server marks retryable within the client's deadline, and for ``steps``, ``circuit_break`` and
+``restore`` one ``Idempotency-Key`` per call, sent again on each retry, so a retry after a lost
+answer is applied (and charged) once: the server answers the replay with the first answer. The
+other writes are idempotent by nature: ``register`` is an upsert, ``config`` and
+``put_memory`` PUTs, ``delete_memory`` a delete, and a ``reset`` retried before any new step
+leaves the segment where the first one put it. ``add_lesson`` is not: a retry after a lost
+answer may store the lesson twice.
 
 Answers are frozen dataclasses with attributes (``signal.is_looping``), each keeping the
 whole wire answer in ``raw`` for fields newer than this SDK. While the tenant's monitor is off
@@ -19,17 +29,18 @@ from __future__ import annotations
 
 import urllib.parse
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Unpack, cast
 
 from loopsense_sdk.types import RunFinding, RunMonitorConfig, RunRule, RunStep
 
-__all__ = ["AgentReset", "Finding", "Recommendation", "Retention", "RunAgent", "RunConfig",
-           "RunReset", "Runs", "Signal", "StepsResult"]
+__all__ = ["AgentReset", "Briefing", "CircuitBreak", "Finding", "Lesson", "MemoryWrite",
+           "Recommendation", "Restore", "Retention", "RunAgent", "RunConfig", "RunReset", "Runs",
+           "Signal", "StepsResult"]
 
-# (method, path, JSON body or None, extra headers) -> the parsed 2xx answer, with the client's
-# retries; raises a LoopsenseError (Client._send).
+# (method, path, body: a JSON value, None for none or bytes sent as they are, extra headers)
+# -> the parsed 2xx answer, with the client's retries; raises a LoopsenseError (Client._send).
 Send = Callable[[str, str, Any, Mapping[str, str]], Any]
 
 
@@ -217,6 +228,104 @@ class RunConfig:
                    Retention.of(raw.get("retention")), raw)
 
 
+@dataclass(frozen=True)
+class MemoryWrite:
+    """``PUT /v1/runs/{runId}/memory/{key}``: the entry stored."""
+
+    run_id: str
+    key: str
+    created: bool  # False: it replaced the key's value
+    retention: Retention | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> MemoryWrite:
+        return cls(raw["runId"], raw["key"], bool(raw["created"]),
+                   Retention.of(raw.get("retention")), raw)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A lesson of the run: one the agent added (kind ``lesson``) or a snapshot's (kinds
+    ``loop_detected``: a circuit break, ``replaced_by_restore``: the memory a restore
+    replaced), whose ``snapshot_id`` ``snapshot`` and ``restore`` take."""
+
+    lesson_id: str
+    kind: str
+    text: str
+    tags: tuple[str, ...]
+    created_at: str  # ISO-8601, UTC
+    snapshot_id: str | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Lesson:
+        return cls(raw["lessonId"], raw["kind"], raw["text"], tuple(raw.get("tags") or ()),
+                   raw["createdAt"], raw.get("snapshotId"), raw)
+
+
+@dataclass(frozen=True)
+class CircuitBreak:
+    """``POST /v1/runs/{runId}/circuit-break``: working memory saved as snapshot
+    ``snapshot_id`` (``entries`` of them), cleared, the agents' monitors reset, CIRCUIT_BROKEN
+    logged, as one atomic step."""
+
+    run_id: str
+    broken: bool
+    snapshot_id: str
+    entries: int
+    reason: str
+    agents_reset: tuple[str, ...]
+    retention: Retention | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> CircuitBreak:
+        summary: dict[str, Any] = raw["summary"]
+        return cls(raw["runId"], bool(raw["broken"]), raw["snapshot_id"], summary["entries"],
+                   summary["reason"], tuple(raw.get("agentsReset") or ()),
+                   Retention.of(raw.get("retention")), raw)
+
+
+@dataclass(frozen=True)
+class Restore:
+    """``POST /v1/runs/{runId}/snapshots/{snapshotId}/restore``: working memory is the
+    snapshot's (``entries``); the memory it replaced is kept as snapshot
+    ``replaced_snapshot_id``."""
+
+    run_id: str
+    snapshot_id: str
+    entries: int
+    replaced_snapshot_id: str
+    replaced_entries: int
+    retention: Retention | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Restore:
+        replaced: dict[str, Any] = raw["replaced"]
+        return cls(raw["runId"], raw["snapshotId"], raw["entries"], replaced["snapshotId"],
+                   replaced["entries"], Retention.of(raw.get("retention")), raw)
+
+
+@dataclass(frozen=True)
+class Briefing:
+    """``POST /v1/runs/{runId}/context``: the briefing of a fresh attempt, within the budget
+    (``tokens`` is the server's estimate)."""
+
+    run_id: str
+    context_block: str
+    items: tuple[dict[str, Any], ...]  # what it holds, most relevant first: type, id, tokens
+    tokens: int
+    max_token_budget: int
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Briefing:
+        return cls(raw["runId"], raw["context_block"], tuple(raw["items"]), raw["tokens"],
+                   raw["max_token_budget"], raw)
+
+
 class Runs:
     """The runs API of one client (``client.runs``); see the module's docstring."""
 
@@ -241,9 +350,8 @@ class Runs:
         Idempotency-Key (a uuid4, or yours) makes a retried batch apply and charge once."""
         batch = [dict(step) if agent_id is None else {"agentId": agent_id, **step}
                  for step in steps]
-        key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
         return StepsResult.of(self._send("POST", run_id, "steps", {"steps": batch},
-                                         headers={"Idempotency-Key": key}))
+                                         headers=_keyed(idempotency_key)))
 
     def signal(self, run_id: str, *, agent_id: str) -> Signal:
         """The agent's verdict now: ``RunAgentNotFoundError`` if the run has no such agent."""
@@ -261,11 +369,101 @@ class Runs:
         previous one and applies to every agent from its next step."""
         return RunConfig.of(self._send("PUT", run_id, "config", dict(settings)))
 
+    # working memory and lessons ------------------------------------------------------------
+    def put_memory(self, run_id: str, key: str, value: Any) -> MemoryWrite:
+        """Store a JSON value of at most 32 KiB under ``key`` (1..256 of
+        ``A-Z a-z 0-9 . _ : -``); a run holds at most 10,000 (``RUN_MEMORY_FULL``)."""
+        # the body is the value itself; None is sent as JSON null (None means no body)
+        body = b"null" if value is None else value
+        return MemoryWrite.of(self._send("PUT", run_id, f"memory/{_segment(key)}", body))
+
+    def get_memory(self, run_id: str, key: str) -> Any:
+        """The value under ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
+        return self._send("GET", run_id, f"memory/{_segment(key)}")["value"]
+
+    def delete_memory(self, run_id: str, key: str) -> None:
+        """Delete ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
+        self._send("DELETE", run_id, f"memory/{_segment(key)}")
+
+    def memory(self, run_id: str) -> dict[str, Any]:
+        """All of working memory, ``{key: value}`` in key order."""
+        return self._entries(run_id, "memory")
+
+    def add_lesson(self, run_id: str, text: str, *, tags: Sequence[str] = (),
+                   kind: str = "lesson") -> Lesson:
+        """Add a lesson (it outlives circuit breaks; the briefing ranks it by relevance)."""
+        return Lesson.of(self._send("POST", run_id, "lessons",
+                                    {"text": text, "tags": list(tags), "kind": kind}))
+
+    def lessons(self, run_id: str) -> tuple[Lesson, ...]:
+        """Every lesson of the run, oldest first."""
+        return tuple(Lesson.of(x) for page in self._pages(run_id, "lessons")
+                     for x in page["lessons"])
+
+    def events(self, run_id: str) -> tuple[dict[str, Any], ...]:
+        """The run's event log, oldest first: ``{"seq", "type", "at", ...its details}``."""
+        return tuple(x for page in self._pages(run_id, "events") for x in page["events"])
+
+    # the circuit break, snapshots, the briefing ------------------------------------------
+    def circuit_break(self, run_id: str, *, reason: str, agent_id: str | None = None,
+                      idempotency_key: str | None = None) -> CircuitBreak:
+        """Snapshot working memory, clear it, reset the monitor of ``agent_id`` (or of every
+        agent of the run) and log CIRCUIT_BROKEN, as one atomic step."""
+        body: dict[str, Any] = {"reason": reason}
+        if agent_id is not None:
+            body["agentId"] = agent_id
+        return CircuitBreak.of(self._send("POST", run_id, "circuit-break", body,
+                                          headers=_keyed(idempotency_key)))
+
+    def snapshot(self, run_id: str, snapshot_id: str) -> dict[str, Any]:
+        """The working memory a break (or a restore) saved, ``{key: value}`` in key order;
+        ``NotFoundError`` (RUN_SNAPSHOT_NOT_FOUND) for an id this run never returned."""
+        return self._entries(run_id, f"snapshots/{_segment(snapshot_id)}")
+
+    def restore(self, run_id: str, snapshot_id: str, *,
+                idempotency_key: str | None = None) -> Restore:
+        """Replace working memory with the snapshot's; the replaced memory is kept as a
+        snapshot of its own."""
+        return Restore.of(self._send("POST", run_id, f"snapshots/{_segment(snapshot_id)}/restore",
+                                     {}, headers=_keyed(idempotency_key)))
+
+    def context(self, run_id: str, *, query: str, max_token_budget: int = 1500) -> Briefing:
+        """The briefing of a fresh attempt: the latest snapshot and the lessons most relevant
+        to ``query``, within ``max_token_budget`` tokens."""
+        return Briefing.of(self._send("POST", run_id, "context",
+                                      {"query": query, "max_token_budget": max_token_budget}))
+
+    def _pages(self, run_id: str, route: str) -> Iterator[dict[str, Any]]:
+        query = {"limit": "1000"}
+        while True:
+            page = self._send("GET", run_id, route, query=query)
+            yield page
+            if page.get("next") is None:
+                return
+            query = {"limit": "1000", "after": str(page["next"])}
+
+    def _entries(self, run_id: str, route: str) -> dict[str, Any]:
+        entries: dict[str, Any] = {}
+        for page in self._pages(run_id, route):
+            entries.update(page["entries"])
+        return entries
+
     def _send(self, method: str, run_id: str, route: str, body: Any = None, *,
               query: Mapping[str, str] | None = None,
               headers: Mapping[str, str] | None = None) -> dict[str, Any]:
-        # run ids are A-Z a-z 0-9 . _ : - (anything else is quoted and refused by the server)
-        path = f"/v1/runs/{urllib.parse.quote(run_id, safe=':')}/{route}"
+        path = f"/v1/runs/{_segment(run_id)}/{route}"
         if query:
             path += "?" + urllib.parse.urlencode(query)
         return cast(dict[str, Any], self._send_json(method, path, body, headers or {}))
+
+
+def _segment(value: str) -> str:
+    # run ids, memory keys, snapshot ids are A-Z a-z 0-9 . _ : - : anything else is quoted (one
+    # path segment, never a path) and refused by the server, naming the field
+    return urllib.parse.quote(value, safe=":")
+
+
+def _keyed(idempotency_key: str | None) -> dict[str, str]:
+    # made once per call, sent again on each of its retries
+    return {"Idempotency-Key": idempotency_key if idempotency_key is not None
+            else str(uuid.uuid4())}
