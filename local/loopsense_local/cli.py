@@ -147,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     execute.set_defaults(handler=cmd_execute)
 
     playbook = commands.add_parser("playbook", help=cmd_playbook.__doc__)
-    playbook.add_argument("name", help="identical_call, similar_call, step_count or time_budget")
+    playbook.add_argument("name", help="identical_call, similar_call, step_count, time_budget or "
+                                           "semantic_loop")
     playbook.set_defaults(handler=cmd_playbook)
 
     serve = commands.add_parser("serve", help=cmd_serve.__doc__)

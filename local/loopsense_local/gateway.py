@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import parse_qsl
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError
@@ -84,7 +85,7 @@ class Gateway:
         self.handlers = {r.code_dir: load_handler(r.code_dir) for r in self.routes}
 
     def handle(self, method: str, path: str, headers: dict[str, str],
-               body: bytes) -> dict[str, Any]:
+               body: bytes, query: str = "") -> dict[str, Any]:
         request_id = str(uuid.uuid4())
         for route in self.routes:
             params = route.match(method, path)
@@ -105,8 +106,13 @@ class Gateway:
             text, encoded = body.decode("utf-8"), False
         except UnicodeDecodeError:
             text, encoded = base64.b64encode(body).decode(), True
+        # As API Gateway: repeated parameters joined by commas.
+        parameters: dict[str, str] = {}
+        for name, value in parse_qsl(query, keep_blank_values=True):
+            parameters[name] = f"{parameters[name]},{value}" if name in parameters else value
         event = {"version": "2.0", "routeKey": route.route_key, "rawPath": path,
-                 "rawQueryString": "", "headers": headers, "pathParameters": params,
+                 "rawQueryString": query, "headers": headers, "pathParameters": params,
+                 "queryStringParameters": parameters or None,
                  "body": text, "isBase64Encoded": encoded,
                  "requestContext": {**context,
                                     "authorizer": {"lambda": authorized.get("context", {})}}}
@@ -126,13 +132,14 @@ def make_http_server(gateway: Gateway, host: str, port: int) -> ThreadingHTTPSer
 
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
-            path = self.path.split("?", 1)[0]
+            path, _, query = self.path.partition("?")
             if length > MAX_BODY_BYTES:
                 self.close_connection = True
                 self._send(error_response(body_too_large(MAX_BODY_BYTES), str(uuid.uuid4())))
                 return
             body = self.rfile.read(length) if length else b""
-            self._send(gateway.handle(self.command, path, dict(self.headers.items()), body))
+            self._send(gateway.handle(self.command, path, dict(self.headers.items()), body,
+                                      query))
 
         def _send(self, response: dict[str, Any]) -> None:
             payload = response.get("body", "")

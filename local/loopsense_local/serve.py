@@ -90,8 +90,11 @@ def serve(options: ServeOptions) -> int:
     seed(options)
 
     from loopsense_local.gateway import Gateway, make_http_server
+    from loopsense_local.schedules import Scheduler, template_schedules
+    from loopsense_local.tables import load_template
 
     server = make_http_server(Gateway(), options.host, options.port)
+    scheduler = Scheduler(template_schedules(load_template())).start()
     url = f"http://{options.host}:{server.server_port}"
     print(_banner(options, url, store_endpoint), flush=True)
     print(f"loopsense: ready {url}", flush=True)
@@ -109,6 +112,7 @@ def serve(options: ServeOptions) -> int:
         server.serve_forever()
     finally:
         server.server_close()
+        scheduler.stop()
         if embedded is not None:
             embedded.stop()
         print("loopsense: stopped", flush=True)

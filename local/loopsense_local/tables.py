@@ -21,6 +21,7 @@ TABLES: dict[str, str] = {
     "UsageTable": "usage_table",
     "RateLimitsTable": "rate_limits_table",
     "IdempotencyTable": "idempotency_table",
+    "TelemetryTable": "telemetry_table",
 }
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

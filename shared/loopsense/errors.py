@@ -49,9 +49,20 @@ ERRORS: dict[str, ErrorKind] = {
     "TIME_BUDGET_ABOVE_PLAN_CAP": ErrorKind(
         400, False, "send a time_budget_ms at most the plan's max_time_budget_ms, or upgrade"
     ),
+    # telemetry ingestion and failure groups (spec/failure_groups.md)
+    "EXECUTION_EVENTS_INVALID": ErrorKind(400, False, "fix the named field; nothing of the batch "
+                                                      "was applied"),
+    "EXECUTION_EVENT_LIMIT_EXCEEDED": ErrorKind(429, False, "send at most 500 events per batch"),
+    "EXECUTION_ENDED": ErrorKind(409, False, "send events of a finished execution under a new "
+                                             "executionId"),
+    "EXECUTION_BATCH_OUT_OF_ORDER": ErrorKind(409, True, "send the missing earlier batches "
+                                                         "first, then retry this one"),
+    "EXECUTION_NOT_FOUND": ErrorKind(404, False, "send the execution's events first"),
+    "FAILURE_GROUP_NOT_FOUND": ErrorKind(404, False, "list the groups with GET "
+                                                     "/v1/failure-groups"),
     # GET /v1/playbooks/{name}
     "PLAYBOOK_NOT_FOUND": ErrorKind(
-        404, False, "use identical_call, similar_call, step_count or time_budget"
+        404, False, "use identical_call, similar_call, step_count, time_budget or semantic_loop"
     ),
 }
 

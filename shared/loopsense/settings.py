@@ -17,6 +17,7 @@ class Settings(BaseSettings):
     usage_table: str = "loopsense-usage"
     rate_limits_table: str = "loopsense-rate-limits"
     idempotency_table: str = "loopsense-idempotency"
+    telemetry_table: str = "loopsense-telemetry"
     # None: the standard AWS configuration (AWS_ENDPOINT_URL_DYNAMODB, region, credentials).
     dynamodb_endpoint: str | None = None
     region: str | None = None  # None: boto3's own (AWS_REGION on Lambda, the profile elsewhere)

@@ -27,7 +27,10 @@ BIN = Path(sys.executable).parent
 # Functions that are part of the platform, not a skill (the router, the authorizer, admin...).
 # Every other AWS::Serverless::Function must be a skill in the catalog.
 PLATFORM_FUNCTIONS: frozenset[str] = frozenset({"AuthorizerFunction", "ExecuteFunction",
-                                               "PlaybooksFunction", "SettingsFunction"})
+                                               "PlaybooksFunction", "SettingsFunction",
+                                               "TelemetryIngestFunction",
+                                               "TelemetrySweeperFunction",
+                                               "FailureGroupsFunction"})
 
 LAYER = "SharedLayer"
 NUMPY_CEILING = Version("2.3")  # 2.3+ has only manylinux_2_28 wheels; Lambda py3.11 is glibc 2.26

@@ -19,6 +19,20 @@ def step_bucket(count: int) -> str:
     return "2+"
 
 
+def step_buckets_crossed(before: int, after: int, threshold: int) -> list[str]:
+    """The step_count buckets an execution enters when its event count goes from ``before`` to
+    ``after`` (streaming fires each bucket once, as its boundary is crossed): the bucket of
+    every count in ``(before, after]`` that reaches ``threshold``, smallest first."""
+    first = max(before + 1, threshold)
+    if first > after:
+        return []
+    labels = [step_bucket(first)]
+    for low, label in reversed(STEP_BUCKETS):
+        if first < low <= after:
+            labels.append(label)
+    return labels
+
+
 def duration_bucket(duration_ms: int) -> str:
     """``1s+`` ... ``1h+``. time_budget_ms is at least 1,000, so a firing duration is >= 1 s;
     a shorter one (never reported by the skill) is also ``1s+``."""

@@ -9,8 +9,11 @@ from loopsense.platform.tenant_settings import TenantSettings
 from loopsense.settings import Settings, settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client
+from loopsense.store.telemetry import TelemetryStore
 
 if TYPE_CHECKING:
+    from loopsense.platform.failure_groups import FailureGroups
+    from loopsense.platform.ingest import Ingestion
     from loopsense.platform.invoke import Invoker
     from loopsense.platform.pipeline import Platform
 
@@ -49,3 +52,25 @@ def accounts() -> Accounts:
 @lru_cache(maxsize=1)
 def tenant_settings() -> TenantSettings:
     return TenantSettings(accounts())
+
+
+@lru_cache(maxsize=1)
+def telemetry_store() -> TelemetryStore:
+    config = settings()
+    return TelemetryStore(Dynamo(make_client(config)), config.telemetry_table)
+
+
+@lru_cache(maxsize=1)
+def ingestion() -> Ingestion:
+    from loopsense.platform.ingest import Ingestion
+    from loopsense.platform.plans import resolve_plan
+    from loopsense.platform.tenant_settings import plan_cap
+
+    return Ingestion(telemetry_store(), lambda plan: plan_cap(resolve_plan(accounts(), plan)))
+
+
+@lru_cache(maxsize=1)
+def failure_groups() -> FailureGroups:
+    from loopsense.platform.failure_groups import FailureGroups
+
+    return FailureGroups(telemetry_store())

@@ -1,6 +1,7 @@
-"""agent.loops' playbooks: one markdown file per sub-signature, shipped as package data (and in
-the Lambda layer, which is shared/ itself). Served by GET /v1/playbooks/{name}
-(platform/playbooks.py) and printed by `loopsense playbook NAME`.
+"""The playbooks: one markdown file per agent.loops sub-signature and one for agent.semantic_loop,
+shipped as package data (and in the Lambda layer, which is shared/ itself). Served by
+GET /v1/playbooks/{name} (platform/playbooks.py), rendered in a failure group's detail, and
+printed by `loopsense playbook NAME`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from importlib import resources
 
 from loopsense.errors import LoopsenseError
 
-NAMES = ("identical_call", "similar_call", "step_count", "time_budget")
+NAMES = ("identical_call", "similar_call", "step_count", "time_budget", "semantic_loop")
 
 
 def not_found() -> LoopsenseError:
@@ -19,7 +20,7 @@ def not_found() -> LoopsenseError:
 
 @cache
 def markdown(name: str) -> str:
-    """The playbook's markdown; PLAYBOOK_NOT_FOUND for any other name (only the four known
+    """The playbook's markdown; PLAYBOOK_NOT_FOUND for any other name (only the known
     names ever reach the file system; a failed lookup is not cached)."""
     if name not in NAMES:
         raise not_found()

@@ -1,0 +1,83 @@
+"""The telemetry routes (spec/failure_groups.md) as HTTP API (payload 2.0) events: ingestion
+(loopsense.platform.ingest) and failure groups, routing, retention
+(loopsense.platform.failure_groups). Like settings_api: dispatched on ``routeKey``, every failure
+answered in the one envelope by ``answer``, logs with known names and sizes only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from loopsense.errors import LoopsenseError
+from loopsense.platform.auth import Identity, identity_from_context
+from loopsense.platform.http import Request, json_body, json_response, request_from_event
+from loopsense.platform.routes import answer
+
+# A batch of 500 events of ~2 KB each; the stored (compressed) batch has its own limit.
+MAX_BATCH_BODY_BYTES = 1024 * 1024
+MAX_SETTINGS_BODY_BYTES = 16 * 1024
+
+Call = Callable[[Any, Identity, Request, dict[str, Any]], dict[str, Any]]
+
+
+def _path(event: dict[str, Any], name: str) -> str:
+    value = (event.get("pathParameters") or {}).get(name)
+    return value if isinstance(value, str) else ""
+
+
+def _query(event: dict[str, Any]) -> dict[str, str]:
+    return {k: v for k, v in (event.get("queryStringParameters") or {}).items()
+            if isinstance(v, str)}
+
+
+def _body(request: Request, limit: int, invalid: str = "VALIDATION_ERROR") -> Any:
+    try:
+        return json_body(request.body, limit) if request.body else None
+    except LoopsenseError as error:
+        raise LoopsenseError(invalid, error.message, error.details) from None
+
+
+INGEST: dict[str, Call] = {
+    "POST /v1/executions/{executionId}/events": lambda service, who, request, event:
+        service.add(who.tenant_id, who.plan, who.thresholds, _path(event, "executionId"),
+                    _body(request, MAX_BATCH_BODY_BYTES, "EXECUTION_EVENTS_INVALID"),
+                    request.header("Idempotency-Key")),
+    "POST /v1/executions/{executionId}/end": lambda service, who, request, event:
+        service.end(who.tenant_id, _path(event, "executionId"),
+                    _body(request, MAX_SETTINGS_BODY_BYTES)),
+}
+
+GROUPS: dict[str, Call] = {
+    "GET /v1/failure-groups": lambda service, who, request, event:
+        service.list(who.tenant_id, _query(event)),
+    "GET /v1/failure-groups/{signature}": lambda service, who, request, event:
+        service.detail(who.tenant_id, _path(event, "signature")),
+    "GET /v1/severity-routing": lambda service, who, request, event:
+        service.routing(who.tenant_id),
+    "PUT /v1/severity-routing": lambda service, who, request, event:
+        service.set_routing(who.tenant_id, _body(request, MAX_SETTINGS_BODY_BYTES)),
+    "GET /v1/telemetry-settings": lambda service, who, request, event:
+        service.retention(who.tenant_id),
+    "PUT /v1/telemetry-settings": lambda service, who, request, event:
+        service.set_retention(who.tenant_id, _body(request, MAX_SETTINGS_BODY_BYTES)),
+}
+
+
+def handle(event: dict[str, Any], service: Any, routes: dict[str, Call],
+           name: str) -> dict[str, Any]:
+    """An event of one of ``routes`` -> its response, ``service`` doing the work."""
+    request = request_from_event(event)
+    route = str(event.get("routeKey") or f"{request.method} {request.path}")
+
+    def run(log: dict[str, Any]) -> dict[str, Any]:
+        who = identity_from_context(request.authorizer)
+        log["tenant"] = who.tenant_id
+        call = routes.get(route)
+        if call is None:
+            raise LoopsenseError("ROUTE_NOT_FOUND", "no such route")
+        log["route"] = route
+        return json_response(200, call(service, who, request, event),
+                             {"X-Request-Id": request.request_id})
+
+    return answer(name, request, run)
