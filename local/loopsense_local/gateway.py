@@ -143,7 +143,12 @@ def make_http_server(gateway: Gateway, host: str, port: int) -> ThreadingHTTPSer
 
         def _send(self, response: dict[str, Any]) -> None:
             payload = response.get("body", "")
-            data = payload.encode() if isinstance(payload, str) else jsonio.dumps(payload).encode()
+            if response.get("isBase64Encoded"):  # a binary answer, as API Gateway decodes it
+                data = base64.b64decode(payload)
+            elif isinstance(payload, str):
+                data = payload.encode()
+            else:
+                data = jsonio.dumps(payload).encode()
             self.send_response(int(response.get("statusCode", HTTPStatus.OK)))
             for name, value in (response.get("headers") or {}).items():
                 self.send_header(name, str(value))

@@ -18,6 +18,7 @@ from tests.infra.test_template import TEMPLATE
 ROUTES = {
     "TelemetryIngestFunction": {"POST /v1/executions/{executionId}/events",
                                 "POST /v1/executions/{executionId}/end"},
+    "TelemetryOtlpFunction": {"POST /v1/traces"},
     "FailureGroupsFunction": {"GET /v1/failure-groups", "GET /v1/failure-groups/{signature}",
                               "GET /v1/severity-routing", "PUT /v1/severity-routing",
                               "GET /v1/telemetry-settings", "PUT /v1/telemetry-settings"},
@@ -26,6 +27,8 @@ TABLE_ACTIONS = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", 
 GRANTS = {
     "TelemetryIngestFunction": {*((a, "TelemetryTable") for a in TABLE_ACTIONS),
                                 ("dynamodb:GetItem", "PlansTable")},
+    "TelemetryOtlpFunction": {*((a, "TelemetryTable") for a in TABLE_ACTIONS),
+                              ("dynamodb:GetItem", "PlansTable")},
     "TelemetrySweeperFunction": {*((a, "TelemetryTable") for a in TABLE_ACTIONS),
                                  ("dynamodb:Query", "TelemetryTable/index/byIdle")},
     "FailureGroupsFunction": {("dynamodb:GetItem", "TelemetryTable"),
@@ -73,6 +76,15 @@ def test_least_privilege(resources, function):
                 for target in targets if isinstance(targets, list) else [targets]:
                     granted.add((action, _resource_name(target)))
     assert granted == GRANTS[function]
+
+
+def test_only_the_otlp_function_installs_the_otlp_definitions():
+    from tests.infra.test_template import REPO_ROOT
+
+    own = (REPO_ROOT / "functions" / "telemetry_otlp" / "requirements.txt").read_text()
+    assert "opentelemetry-proto" in own
+    layer = (REPO_ROOT / "shared" / "requirements.txt").read_text()
+    assert "opentelemetry" not in layer and "protobuf" not in layer
 
 
 def test_the_sweeper_runs_every_minute_here_and_on_aws(resources):

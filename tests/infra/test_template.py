@@ -29,6 +29,7 @@ BIN = Path(sys.executable).parent
 PLATFORM_FUNCTIONS: frozenset[str] = frozenset({"AuthorizerFunction", "ExecuteFunction",
                                                "PlaybooksFunction", "SettingsFunction",
                                                "TelemetryIngestFunction",
+                                               "TelemetryOtlpFunction",
                                                "TelemetrySweeperFunction",
                                                "FailureGroupsFunction"})
 

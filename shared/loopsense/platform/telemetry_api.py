@@ -6,10 +6,12 @@ answered in the one envelope by ``answer``, logs with known names and sizes only
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable
 from typing import Any
 
-from loopsense.errors import LoopsenseError
+from loopsense.errors import Detail, LoopsenseError
 from loopsense.platform.auth import Identity, identity_from_context
 from loopsense.platform.http import Request, json_body, json_response, request_from_event
 from loopsense.platform.routes import answer
@@ -81,3 +83,48 @@ def handle(event: dict[str, Any], service: Any, routes: dict[str, Call],
                              {"X-Request-Id": request.request_id})
 
     return answer(name, request, run)
+
+
+def handle_otlp(event: dict[str, Any], service: Any) -> dict[str, Any]:
+    """POST /v1/traces: an OTLP/HTTP export -> ingestion; OTLP's own answer and error bodies."""
+    from loopsense.platform import otlp
+
+    request = request_from_event(event)
+    content_type = request.header("Content-Type")
+
+    def run(log: dict[str, Any]) -> dict[str, Any]:
+        who = identity_from_context(request.authorizer)
+        log["tenant"], log["route"] = who.tenant_id, "POST /v1/traces"
+        if len(request.body) > MAX_OTLP_BODY_BYTES:
+            raise LoopsenseError(*_too_large(MAX_OTLP_BODY_BYTES))
+        rejected = otlp.ingest(service, who.tenant_id, who.plan, who.thresholds, request.body,
+                               content_type, request.header("Content-Encoding"))
+        log["rejected_spans"] = rejected
+        return _binary(200, *otlp.success(rejected, content_type), request.request_id)
+
+    response = answer("otlp", request, run)
+    if response["statusCode"] < 400:
+        return response
+    # The one envelope, re-worded as OTLP's google.rpc.Status (same code, message, field).
+    error = json.loads(response["body"])["error"]
+    details = [Detail(d["path"], d["issue"]) for d in error["details"]]
+    failed = LoopsenseError(error["code"], error["message"], details)
+    out = _binary(response["statusCode"], *otlp.failure(failed, content_type),
+                  request.request_id)
+    if "Retry-After" in response["headers"]:
+        out["headers"]["Retry-After"] = response["headers"]["Retry-After"]
+    return out
+
+
+MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024
+
+
+def _too_large(limit: int) -> tuple[str, str, list[Detail]]:
+    issue = f"must be at most {limit} bytes"
+    return "EXECUTION_EVENTS_INVALID", f"body: {issue}", [Detail("body", issue)]
+
+
+def _binary(status: int, content_type: str, body: bytes, request_id: str) -> dict[str, Any]:
+    return {"statusCode": status, "isBase64Encoded": True,
+            "headers": {"Content-Type": content_type, "X-Request-Id": request_id},
+            "body": base64.b64encode(body).decode("ascii")}
