@@ -188,7 +188,7 @@ def test_retention_is_shown_and_set_per_tenant(server, tenant, operator):
     (b'{"events": [', 400, "EXECUTION_EVENTS_INVALID", "body"),
     ({"events": []}, 400, "EXECUTION_EVENTS_INVALID", "events"),
     ({"events": [{"type": "x"}], MARK: 1}, 400, "EXECUTION_EVENTS_INVALID", "body"),
-    ({"events": [{"type": "x"}] * 501}, 429, "EXECUTION_EVENT_LIMIT_EXCEEDED", "input.events"),
+    ({"events": [{"type": "x"}] * 501}, 429, "EXECUTION_EVENT_LIMIT_EXCEEDED", "events"),
     ({"events": [{"type": "x"}], "seq": 5}, 409, "EXECUTION_BATCH_OUT_OF_ORDER", None),
 ])
 def test_bad_batches_are_refused_whole_and_change_nothing(server, tenant, body, status, code,

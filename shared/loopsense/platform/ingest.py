@@ -35,7 +35,6 @@ from loopsense.core.signatures import hash8, pair_json
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.idempotency import check_key
 from loopsense.skills import loops
-from loopsense.skills.limits import check_event_count
 from loopsense.skills.semantic_loop import CHECKPOINT, SIGNATURE_PREFIX
 from loopsense.skills.thresholds import THRESHOLDS, effective
 from loopsense.store.dynamo import ConditionFailed
@@ -90,7 +89,10 @@ def check_execution_id(execution: str) -> str:
 def check_batch(body: Any) -> Checked:
     """The batch, checked whole (EXECUTION_EVENTS_INVALID naming the field, or
     EXECUTION_EVENT_LIMIT_EXCEEDED over 500 events), and its counter increments."""
-    check_event_count(body, MAX_BATCH_EVENTS, "EXECUTION_EVENT_LIMIT_EXCEEDED")
+    events = body.get("events") if isinstance(body, dict) else None
+    if isinstance(events, list) and len(events) > MAX_BATCH_EVENTS:
+        raise validation_error("events", f"must have at most {MAX_BATCH_EVENTS} events",
+                               "EXECUTION_EVENT_LIMIT_EXCEEDED")
     try:
         batch = validate(Batch, body, prefix="")
     except LoopsenseError as error:
