@@ -86,14 +86,18 @@ def tenant(operator: Operator) -> str:
     return operator.new_tenant("team")[1]
 
 
-def test_sdk_exporter_curl_json_and_openinference_land_in_one_group(server, tenant):
+def _run_agent(server: Server, key: str, conversation: str, compression: str) -> None:
     env = {**os.environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{server.url}/v1/traces",
-           "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {tenant}",
-           "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "gzip", "OTEL_SERVICE_NAME": "travel"}
-    done = subprocess.run([sys.executable, str(AGENT), "sdk-run"], env=env, timeout=120,
+           "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {key}",
+           "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": compression, "OTEL_SERVICE_NAME": "travel"}
+    done = subprocess.run([sys.executable, str(AGENT), conversation], env=env, timeout=120,
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "Failed to export" not in done.stderr, done.stderr
+
+
+def test_sdk_exporter_curl_json_and_openinference_land_in_one_group(server, tenant):
+    _run_agent(server, tenant, "sdk-run", "gzip")
     groups = _groups(server, tenant)
     assert groups[SIGNATURE]["executions"] == 1
     assert "loops/step_count_10+" not in groups  # 8 steps: the agent span is not one
@@ -110,10 +114,12 @@ def test_sdk_exporter_curl_json_and_openinference_land_in_one_group(server, tena
     assert status == 200
     groups = _groups(server, tenant)
     assert groups[SIGNATURE]["executions"] == 3  # sdk-run, curl-run, and the trace id's
+    _run_agent(server, tenant, "sdk-plain", "none")  # protobuf without gzip
     detail = server.request(b"", key=tenant, method="GET",
                             path=f"/v1/failure-groups/{SIGNATURE.replace('/', '%2F')}")
+    assert detail.json()["group"]["executions"] == 4
     assert sorted(e["executionId"] for e in detail.json()["executions"]) == sorted(
-        ["sdk-run", "curl-run", TRACE])
+        ["sdk-run", "curl-run", TRACE, "sdk-plain"])
 
 
 def test_a_retried_export_is_applied_once(server, tenant):

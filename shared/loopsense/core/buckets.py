@@ -21,14 +21,12 @@ def step_bucket(count: int) -> str:
 
 def step_buckets_crossed(before: int, after: int, threshold: int) -> list[str]:
     """The step_count buckets an execution enters when its event count goes from ``before`` to
-    ``after`` (streaming fires each bucket once, as its boundary is crossed): the bucket of
-    every count in ``(before, after]`` that reaches ``threshold``, smallest first."""
-    first = max(before + 1, threshold)
-    if first > after:
-        return []
-    labels = [step_bucket(first)]
+    ``after`` (streaming fires each bucket once, as its boundary is crossed), smallest first:
+    the threshold's own bucket when the count reaches the threshold, then every bucket whose
+    lower bound, above the threshold, is reached."""
+    labels = [step_bucket(threshold)] if before < threshold <= after else []
     for low, label in reversed(STEP_BUCKETS):
-        if first < low <= after:
+        if max(before, threshold) < low <= after:
             labels.append(label)
     return labels
 

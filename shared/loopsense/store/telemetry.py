@@ -44,8 +44,10 @@ BY_CLASS = "byClass"
 BY_IDLE = "byIdle"
 # DynamoDB refuses items over 400 KB; a stored batch keeps a margin for its other attributes.
 MAX_STORED_BATCH_BYTES = 350_000
-# A fire's transaction may collide with a concurrent one on the same group item.
-CONFLICT_ATTEMPTS = 8
+# A fire's transaction may collide with a concurrent one on the same group item (DynamoDB
+# cancels it with TransactionConflict, which the client does not retry). Few attempts: the same
+# error is also what a store that is down gives, and the caller's retry of the batch is safe.
+CONFLICT_ATTEMPTS = 3
 
 
 def execution_pk(tenant: str, execution: str) -> str:
