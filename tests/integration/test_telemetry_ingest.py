@@ -144,12 +144,12 @@ def test_a_batch_cut_short_is_finished_by_its_retry(stack, monkeypatch):
         stack.ingestion.add("crash", "team", {}, "c1", batch, "only-key")
     monkeypatch.setattr(stack.store, "fire", real_fire)
     retried = stack.ingestion.add("crash", "team", {}, "c1", batch, "only-key")
-    assert retried["duplicate"] is True
+    signature = f"loops/identical_call_{hash8('m', 'again')}"
+    assert retried["duplicate"] is True and retried["fired"] == [signature]  # it finished it
     again = stack.ingestion.add("crash", "team", {}, "c1", batch, "only-key")
-    assert again == retried
+    assert again == {**retried, "fired": []}
     group = stack.groups.list("crash", {})["items"]
-    assert [(g["signature"], g["executions"]) for g in group] == [
-        (f"loops/identical_call_{hash8('m', 'again')}", 1)]
+    assert [(g["signature"], g["executions"]) for g in group] == [(signature, 1)]
     assert stack.store.execution("crash", "c1")["events"] == 3  # type: ignore[index]
 
 

@@ -22,6 +22,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -38,7 +39,13 @@ from loopsense.skills import loops
 from loopsense.skills.semantic_loop import CHECKPOINT, SIGNATURE_PREFIX
 from loopsense.skills.thresholds import THRESHOLDS, effective
 from loopsense.store.dynamo import ConditionFailed
-from loopsense.store.telemetry import MAX_STORED_BATCH_BYTES, Fire, TelemetryStore, pack
+from loopsense.store.telemetry import (
+    MAX_STORED_BATCH_BYTES,
+    Fire,
+    TelemetryStore,
+    pack,
+    unpack,
+)
 from loopsense.validation import STRICT, validate
 
 MAX_BATCH_EVENTS = 500
@@ -50,6 +57,8 @@ CLAIM_ATTEMPTS = 32
 DAY_S = 86_400
 DEFAULT_TELEMETRY_DAYS = 14
 DEFAULT_GROUP_DAYS = 90
+# Counter writes of one batch in flight at once (boto3 clients are thread-safe).
+COUNT_WORKERS = 8
 SWEEP_BATCH = 25
 SWEEP_ROUNDS = 40
 
@@ -170,6 +179,7 @@ class Ingestion:
         self.store = store
         self.plan_cap = plan_cap
         self.clock = clock
+        self._pool = ThreadPoolExecutor(COUNT_WORKERS, thread_name_prefix="telemetry-count")
 
     # ---- batches -----------------------------------------------------------------------------
     def add(self, tenant: str, plan: str, stored_thresholds: Any, execution: str, body: Any,
@@ -224,14 +234,15 @@ class Ingestion:
         stored = self.store.batch(tenant, execution, seq)
         if stored is None or state is None:  # a claim is atomic: cannot happen
             raise LoopsenseError("INTERNAL_ERROR", "unexpected failure")
-        if not stored.get("applied"):
-            from loopsense.store.telemetry import unpack
-
+        fired: list[str] = []
+        if not stored.get("applied"):  # cut short, or still being applied by the first request
             checked = check_batch({"events": unpack(stored["events"])})
-            self._apply(tenant, execution, seq, checked, int(stored["offset"]),
-                        jsonio.loads(state["thresholds"]), retention, fresh=False)
+            fired = self._apply(tenant, execution, seq, checked, int(stored["offset"]),
+                                jsonio.loads(state["thresholds"]), retention, fresh=False)
+        # ``fired``: what this request recorded, so every signature is reported by exactly one
+        # request (the one whose record won), even when a retry finished the batch.
         return {"executionId": execution, "seq": seq, "accepted": int(stored["n"]),
-                "duplicate": True, "fired": []}
+                "duplicate": True, "fired": fired}
 
     def _apply(self, tenant: str, execution: str, seq: int, checked: Checked, before: int,
                thresholds: dict[str, Any], retention: Retention, fresh: bool) -> list[str]:
@@ -246,8 +257,12 @@ class Ingestion:
         counted += [("s#" + sha, n, int(thresholds["revisit_threshold"]),
                      Fire(SIGNATURE_PREFIX + sha[:8], "semantic_loop", "semantic_loop", state))
                     for sha, (n, state) in sorted(checked.states.items())]
-        for counter, amount, threshold, fire in counted:
-            after = self.store.count(tenant, execution, counter, amount, seq, telemetry_exp)
+        # One write per distinct counter, independent of each other: sent concurrently (the
+        # results come back in order, so the answer's order does not depend on timing).
+        afters = self._pool.map(
+            lambda c: self.store.count(tenant, execution, c[0], c[1], seq, telemetry_exp),
+            counted)
+        for (_, amount, threshold, fire), after in zip(counted, afters, strict=True):
             # Fresh: fire on crossing. A retry may find its ADD done already: fire if reached
             # (recording is idempotent, so a signature fired before stays recorded once).
             if after >= threshold and (not fresh or after - amount < threshold):
