@@ -232,8 +232,9 @@ class Ingestion:
                 retention: Retention) -> dict[str, Any]:
         """A batch seen before: acknowledged; if a crash left it half applied, finished."""
         stored = self.store.batch(tenant, execution, seq)
-        if stored is None or state is None:  # a claim is atomic: cannot happen
-            raise LoopsenseError("INTERNAL_ERROR", "unexpected failure")
+        if stored is None or state is None:  # its telemetry expired (TTL): nothing left to do
+            return {"executionId": execution, "seq": seq, "accepted": 0, "duplicate": True,
+                    "fired": []}
         fired: list[str] = []
         if not stored.get("applied"):  # cut short, or still being applied by the first request
             checked = check_batch({"events": unpack(stored["events"])})
