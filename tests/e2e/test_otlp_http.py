@@ -154,6 +154,7 @@ def test_malformed_exports_are_a_400_status_and_ingest_nothing(server, tenant, b
         parsed = Status.FromString(answer)
         assert parsed.code == 3 and parsed.message.startswith("EXECUTION_EVENTS_INVALID")
     assert good and _groups(server, tenant) == {}
+    assert MARK not in "".join(server.output)  # nor in the server's logs
 
 
 def test_a_request_with_one_malformed_span_ingests_none_of_it(server, tenant):

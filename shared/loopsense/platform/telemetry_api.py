@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from loopsense.errors import Detail, LoopsenseError
+from loopsense.errors import Detail, LoopsenseError, validation_error
 from loopsense.platform.auth import Identity, identity_from_context
 from loopsense.platform.http import Request, json_body, json_response, request_from_event
 from loopsense.platform.routes import answer
@@ -19,6 +19,8 @@ from loopsense.platform.routes import answer
 # A batch of 500 events of ~2 KB each; the stored (compressed) batch has its own limit.
 MAX_BATCH_BODY_BYTES = 1024 * 1024
 MAX_SETTINGS_BODY_BYTES = 16 * 1024
+# An OTLP export as sent (gzip inflates to at most platform.otlp.MAX_INFLATED_BYTES).
+MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024
 
 Call = Callable[[Any, Identity, Request, dict[str, Any]], dict[str, Any]]
 
@@ -96,7 +98,8 @@ def handle_otlp(event: dict[str, Any], service: Any) -> dict[str, Any]:
         who = identity_from_context(request.authorizer)
         log["tenant"], log["route"] = who.tenant_id, "POST /v1/traces"
         if len(request.body) > MAX_OTLP_BODY_BYTES:
-            raise LoopsenseError(*_too_large(MAX_OTLP_BODY_BYTES))
+            raise validation_error("body", f"must be at most {MAX_OTLP_BODY_BYTES} bytes",
+                                   "EXECUTION_EVENTS_INVALID")
         rejected = otlp.ingest(service, who.tenant_id, who.plan, who.thresholds, request.body,
                                content_type, request.header("Content-Encoding"))
         log["rejected_spans"] = rejected
@@ -114,14 +117,6 @@ def handle_otlp(event: dict[str, Any], service: Any) -> dict[str, Any]:
     if "Retry-After" in response["headers"]:
         out["headers"]["Retry-After"] = response["headers"]["Retry-After"]
     return out
-
-
-MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024
-
-
-def _too_large(limit: int) -> tuple[str, str, list[Detail]]:
-    issue = f"must be at most {limit} bytes"
-    return "EXECUTION_EVENTS_INVALID", f"body: {issue}", [Detail("body", issue)]
 
 
 def _binary(status: int, content_type: str, body: bytes, request_id: str) -> dict[str, Any]:
