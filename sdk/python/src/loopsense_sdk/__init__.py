@@ -49,6 +49,7 @@ from loopsense_sdk.errors import (  # noqa: E402
     UnavailableError,
     ValidationError,
 )
+from loopsense_sdk.telemetry import Telemetry  # noqa: E402
 from loopsense_sdk.types import (  # noqa: E402
     ExecuteResponse,
     LoopDetectInput,
@@ -91,6 +92,7 @@ __all__ = [
     "SkillNotAccessibleError",
     "SkillNotAvailableForPlanError",
     "SkillNotFoundError",
+    "Telemetry",
     "TelemetryEvent",
     "TenantRateLimitedError",
     "Transport",
