@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 
 import { ConnectionError, LoopsenseError, RequestTimeoutError, errorFromResponse } from "./errors.js";
+import { Telemetry } from "./telemetry.js";
+import type { TelemetryOptions } from "./telemetry.js";
 import type { ExecuteResponse, SkillInput } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
@@ -111,16 +113,45 @@ export class Client {
     const envelope: Record<string, unknown> = { skillKey, input };
     if (options.version !== undefined) envelope.version = options.version;
     const body = JSON.stringify(envelope);
+    const headers = this.#requestHeaders(options.idempotencyKey ?? randomUUID());
+    const text = await this.#send("/v1/execute", body, headers, options.signal);
+    return JSON.parse(text) as ExecuteResponse<K>;
+  }
+
+  /**
+   * Streaming telemetry of one execution, sent in the background (failure groups):
+   * `checkpoint`, `llmCall`, `toolCall`, `event`, then `end()`. See telemetry.ts.
+   */
+  telemetry(executionId: string, options: TelemetryOptions = {}): Telemetry {
+    return new Telemetry(this, executionId, options);
+  }
+
+  /**
+   * POSTs a JSON body to an API path with this client's retries, deadline and (when given) one
+   * Idempotency-Key for all attempts; the answer's JSON. Throws a LoopsenseError subclass.
+   */
+  async postJson(path: string, body: unknown, idempotencyKey?: string): Promise<unknown> {
+    const text = await this.#send(path, JSON.stringify(body), this.#requestHeaders(idempotencyKey));
+    return JSON.parse(text) as unknown;
+  }
+
+  /** The wait before retry `retry` (1 for the first), as the client's own retries wait. */
+  retryDelay(retry: number, retryAfterSeconds?: number | null): number {
+    return backoffDelay(retry, {
+      backoffBaseMs: this.backoffBaseMs, backoffMaxMs: this.backoffMaxMs, random: this.#random,
+    }, retryAfterSeconds);
+  }
+
+  #requestHeaders(idempotencyKey?: string): Record<string, string> {
     const headers: Record<string, string> = {
       ...this.#headers,
       "Content-Type": "application/json",
       Accept: "application/json",
       "User-Agent": `loopsense-sdk-typescript/${SDK_VERSION}`,
-      "Idempotency-Key": options.idempotencyKey ?? randomUUID(),
     };
+    if (idempotencyKey !== undefined) headers["Idempotency-Key"] = idempotencyKey;
     if (this.#apiKey) headers.Authorization = `Bearer ${this.#apiKey}`;
-    const text = await this.#send("/v1/execute", body, headers, options.signal);
-    return JSON.parse(text) as ExecuteResponse<K>;
+    return headers;
   }
 
   async #send(path: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<string> {
