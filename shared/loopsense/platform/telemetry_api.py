@@ -81,8 +81,11 @@ def handle(event: dict[str, Any], service: Any, routes: dict[str, Call],
         if call is None:
             raise LoopsenseError("ROUTE_NOT_FOUND", "no such route")
         log["route"] = route
-        return json_response(200, call(service, who, request, event),
-                             {"X-Request-Id": request.request_id})
+        result = call(service, who, request, event)
+        if "fired" in result:  # ingestion: sizes and counts only
+            log.update(events=result.get("accepted"), duplicate=result.get("duplicate"),
+                       fired=len(result["fired"]))
+        return json_response(200, result, {"X-Request-Id": request.request_id})
 
     return answer(name, request, run)
 
