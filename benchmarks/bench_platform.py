@@ -6,18 +6,20 @@ Run from the repository root:
     .venv/bin/python benchmarks/bench_platform.py --quick   # smoke run (do not quote)
 
 It starts `loopsense serve` (embedded DynamoDB, enterprise plan so no limit interferes) on free
-ports and measures, over real HTTP with a kept-alive connection:
+ports, twice in the same run: with its store durable (a SQLite file in a temporary --data-dir,
+the default) and with --in-memory, the baseline. For each it measures, over real HTTP with a
+kept-alive connection:
 
 1. a 6-event agent.loop_detect call (also with a fresh Idempotency-Key each time, as the SDKs
    send) and a 5,000-event one: median and p95 latency, next to the skill's own in-process time
    on the same input (`jsonio.loads` + `call_skill`), timed interleaved in this process; the
    difference is the platform's overhead;
-2. sustained requests per second of small calls from 4 concurrent clients (threads, one
-   connection each), for a fixed number of requests;
+2. sustained requests per second of small calls from 4 and from 8 concurrent clients (threads,
+   one kept-alive connection each), for a fixed number of requests per client;
 3. the embedded store's cost per call kind (get, conditional update, transaction): the
    pipeline makes 6 store calls per request (key, tenant, plan, rate counter, quota read,
-   charge). Its baseline, in the same process, is moto in-process (mock_aws), the embedded
-   store `loopsense serve` used before its own engine.
+   charge), durable and in memory, in the same process, and moto in-process (mock_aws), the
+   embedded store `loopsense serve` used before its own engine.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -53,10 +56,11 @@ def body_for(n: int) -> bytes:
     return json.dumps(payload).encode()
 
 
-def start_server() -> tuple[subprocess.Popen[str], str, int]:
+def start_server(*store: str) -> tuple[subprocess.Popen[str], str, int]:
+    """`loopsense serve` with ``store``: ``--data-dir DIR`` or ``--in-memory``."""
     process = subprocess.Popen(
         [str(BIN / "loopsense"), "serve", "--port", "0", "--store-port", "0",
-         "--dev-plan", "enterprise"],
+         "--dev-plan", "enterprise", *store],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
     )
     assert process.stdout is not None
@@ -152,8 +156,9 @@ def store_costs(client: Any, rounds: int, history: int) -> dict[str, float]:
     from loopsense.settings import Settings
     from loopsense.store.dynamo import Dynamo
     from loopsense.store.metering import Metering, UsageRecord
-    from loopsense_local.tables import create_tables
+    from loopsense_local.tables import create_tables, use_local_tables
 
+    use_local_tables()
     config = Settings()
     create_tables(client, config)
     metering = Metering(Dynamo(client), config)
@@ -185,27 +190,60 @@ def store_costs(client: Any, rounds: int, history: int) -> dict[str, float]:
 
 
 def compare_stores(rounds: int, history: int) -> None:
-    """The embedded engine's in-process client (the server's path) against moto in-process
-    (mock_aws, what `loopsense serve` used before), the same calls in this process. moto gets
-    a short history: its transactions copy the whole table, so its charge grows with every
-    record (20 ms at first, 360 ms after 2,500) and a long one would take many minutes."""
+    """The embedded engine's in-process client (the server's path), durable and in memory,
+    against moto in-process (mock_aws, what `loopsense serve` used before), the same calls in
+    this process. moto gets a short history: its transactions copy the whole table, so its
+    charge grows with every record (20 ms at first, 360 ms after 2,500) and a long one would
+    take many minutes."""
     import boto3
     from moto import mock_aws
 
     from loopsense_local.embedded import EmbeddedDynamoDB
 
-    embedded = EmbeddedDynamoDB(port=0).start()
-    try:
-        engine = store_costs(embedded.client(), rounds, history)
-    finally:
-        embedded.stop()
+    costs = {}
+    with tempfile.TemporaryDirectory() as data_dir:
+        for name, where in (("durable", data_dir), ("in-memory", None)):
+            embedded = EmbeddedDynamoDB(port=0, data_dir=where).start()
+            try:
+                costs[name] = store_costs(embedded.client(), rounds, history)
+            finally:
+                embedded.stop()
     with mock_aws():
         moto = store_costs(boto3.client("dynamodb", region_name="us-east-1"), rounds, 0)
-    print(f"{'store call, median ms':<40}{'embedded':>11}{'moto':>10}{'ratio':>8}")
-    for kind, ms in engine.items():
-        baseline = moto.get(kind)
-        print(f"{kind:<40}{ms:>11.3f}" + (f"{baseline:>10.2f}{baseline / ms:>7.0f}x"
-                                          if baseline is not None else ""))
+    print(f"{'store call, median ms':<40}{'durable':>9}{'in-memory':>11}{'ratio':>7}"
+          f"{'moto':>9}{'moto/durable':>14}")
+    for kind, ms in costs["durable"].items():
+        memory, baseline = costs["in-memory"][kind], moto.get(kind)
+        print(f"{kind:<40}{ms:>9.3f}{memory:>11.3f}{ms / memory:>6.2f}x"
+              + (f"{baseline:>9.2f}{baseline / ms:>13.0f}x" if baseline is not None else ""))
+
+
+def platform(store: tuple[str, ...], rounds: int, per_client: int) -> dict[str, Any]:
+    """The latency cases and the throughput of one server; prints them as it goes."""
+    process, host, port = start_server(*store)
+    found: dict[str, Any] = {}
+    try:
+        client = Client(host, port)
+        small, large = body_for(6), body_for(5_000)
+        print(f"loopsense serve {' '.join(store)}")
+        for name, body, idempotent in (("6 events", small, False),
+                                       ("6 events, Idempotency-Key", small, True),
+                                       ("5,000 events", large, False)):
+            over_http, local = latency(client, body, rounds, idempotent)
+            (h_med, h_p95), (l_med, _) = stats(over_http), stats(local)
+            found[name] = h_med - l_med
+            print(f"{'loop_detect ' + name:<40}{h_med:>11.2f}{h_p95:>10.2f}"
+                  f"{l_med:>12.2f}{h_med - l_med:>10.2f}{h_med / l_med:>7.1f}x")
+        single = 1000 / stats(latency(client, small, rounds)[0])[0]
+        for clients in (4, 8):
+            rps = throughput(host, port, small, clients=clients, per_client=per_client)
+            found["rps" if clients == 4 else f"rps{clients}"] = rps
+            print(f"sustained small calls, {clients} clients: {rps:.0f} requests/s "
+                  f"({rps / single:.2f}x one client back to back: {single:.0f}/s)")
+    finally:
+        process.send_signal(2)
+        process.wait(timeout=15)
+    return found
 
 
 def main() -> int:
@@ -220,28 +258,17 @@ def main() -> int:
 
     observability.logger.setLevel("WARNING")
 
-    process, host, port = start_server()
-    try:
-        client = Client(host, port)
-        small, large = body_for(6), body_for(5_000)
-        print(f"loopsense serve on {host}:{port}; Python {sys.version.split()[0]}, "
-              f"{os.cpu_count()} CPUs; {rounds} rounds a case")
-        print(f"{'case':<40}{'median ms':>11}{'p95 ms':>10}{'in-process':>12}"
-              f"{'overhead':>10}{'ratio':>8}")
-        for name, body, idempotent in (("6 events", small, False),
-                                       ("6 events, Idempotency-Key", small, True),
-                                       ("5,000 events", large, False)):
-            over_http, local = latency(client, body, rounds, idempotent)
-            (h_med, h_p95), (l_med, _) = stats(over_http), stats(local)
-            print(f"{'loop_detect ' + name:<40}{h_med:>11.2f}{h_p95:>10.2f}"
-                  f"{l_med:>12.2f}{h_med - l_med:>10.2f}{h_med / l_med:>7.1f}x")
-        rps = throughput(host, port, small, clients=4, per_client=per_client)
-        single = 1000 / stats(latency(client, small, rounds)[0])[0]
-        print(f"sustained small calls, 4 clients: {rps:.0f} requests/s "
-              f"(one client back to back: {single:.0f}/s)")
-    finally:
-        process.send_signal(2)
-        process.wait(timeout=15)
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {rounds} rounds a case")
+    print(f"{'case':<40}{'median ms':>11}{'p95 ms':>10}{'in-process':>12}"
+          f"{'overhead':>10}{'ratio':>8}")
+    with tempfile.TemporaryDirectory() as data_dir:
+        durable = platform(("--data-dir", data_dir), rounds, per_client)
+    memory = platform(("--in-memory",), rounds, per_client)
+    print("durable against in-memory: " + ", ".join(
+        f"{name} overhead {durable[name]:.2f} vs {memory[name]:.2f} ms"
+        for name in durable if not name.startswith("rps"))
+        + f"; {durable['rps']:.0f} vs {memory['rps']:.0f} requests/s "
+          f"({durable['rps'] / memory['rps']:.2f}x)")
     compare_stores(rounds, 200 if args.quick else 3000)
     return 0
 

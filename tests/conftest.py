@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.server import Operator, Server, start_server
+from loopsense_local.tables import use_local_tables
+from tests.e2e.server import DEPLOYED, Operator, Server, start_server
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_DIR = REPO_ROOT / "functions"
@@ -36,6 +37,8 @@ for _name, _value in {
     "AWS_SECRET_ACCESS_KEY": "testing",
 }.items():
     os.environ.setdefault(_name, _value)
+# Table names have no default (loopsense.settings): the tests' stores use the local ones.
+use_local_tables()
 
 
 def load_lambda_module(name: str) -> ModuleType:
@@ -130,7 +133,11 @@ def captured(capsys, caplog, monkeypatch) -> Iterator[Callable[[], str]]:
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
     """One `loopsense serve --test-skills` per test module (team plan dev tenant); started only
-    for the modules that ask for it (tests/e2e, tests/sdk)."""
+    for the modules that ask for it (tests/e2e, tests/sdk). With LOOPSENSE_BASE_URL and
+    LOOPSENSE_API_KEY set, that deployed stack instead (tests/e2e/server.py)."""
+    if DEPLOYED:  # LOOPSENSE_BASE_URL and LOOPSENSE_API_KEY: a deployed stack instead
+        yield Server(None, DEPLOYED[0], "")
+        return
     running = start_server("--test-skills")
     yield running
     running.stop()
@@ -138,4 +145,4 @@ def server() -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def operator(server: Server) -> Operator:
-    return Operator(server.store_endpoint)
+    return Operator(server.store())  # skips against a deployed stack

@@ -13,6 +13,8 @@ from loopsense.platform.auth import authorizer_context
 from loopsense.platform.http import request_from_event
 from loopsense.platform.runtime import accounts
 
+accounts()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
+
 
 def authorize(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     authorization = request_from_event(event).header("authorization")

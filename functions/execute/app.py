@@ -8,6 +8,8 @@ from loopsense.observability import lambda_entry
 from loopsense.platform.http import request_from_event
 from loopsense.platform.runtime import platform
 
+platform()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
+
 
 @lambda_entry
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

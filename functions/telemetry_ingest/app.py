@@ -9,6 +9,8 @@ from loopsense.observability import lambda_entry
 from loopsense.platform.runtime import ingestion
 from loopsense.platform.telemetry_api import INGEST, handle
 
+ingestion()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
+
 
 @lambda_entry
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

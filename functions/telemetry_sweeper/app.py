@@ -8,6 +8,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from loopsense.observability import lambda_entry, logger
 from loopsense.platform.runtime import ingestion
 
+ingestion()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
+
 
 @lambda_entry
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import os
 import sys
 import uuid
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlparse
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, error_envelope
+from loopsense.platform.catalog import playbook_names
+from loopsense.settings import ConfigurationError
 
 # Commands import what they use: Powertools' tracer alone costs about a second to import, and
 # the operator commands need none of it.
@@ -58,23 +58,31 @@ def cmd_playbook(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve POST /v1/execute on localhost with the same handlers and an embedded DynamoDB."""
-    from loopsense_local.serve import DEV_API_KEY, ServeOptions, serve
+    from loopsense_local.serve import DEV_API_KEY, Limits, ServeOptions, serve
 
-    return serve(ServeOptions(host=args.host, port=args.port, store_port=args.store_port,
+    limits = Limits(max_concurrency=args.max_concurrency, idle_timeout_s=args.idle_timeout,
+                    read_timeout_s=args.read_timeout)
+    return serve(ServeOptions(host=args.host, port=args.port, store_host=args.store_host,
+                              store_port=args.store_port,
                               dynamodb_endpoint=args.dynamodb_endpoint,
                               dev_api_key=args.dev_api_key or DEV_API_KEY,
-                              dev_plan=args.dev_plan, test_skills=args.test_skills))
+                              dev_plan=args.dev_plan, test_skills=args.test_skills,
+                              data_dir=None if args.in_memory else args.data_dir,
+                              ttl_sweep_s=args.ttl_sweep_interval, limits=limits))
+
+
+def _sweep_interval(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError("must be above 0 and at most 86400 seconds")
+    return value
 
 
 def _store(args: argparse.Namespace) -> tuple[Any, Any]:
     """Accounts and Metering on the endpoint chosen by flag or environment."""
-    endpoint = args.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT")
-    if endpoint:
-        os.environ["LOOPSENSE_DYNAMODB_ENDPOINT"] = endpoint
-        if _is_loopback(endpoint):  # the embedded store takes any credentials
-            for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-                os.environ.setdefault(name, "loopsense-local")
-            os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    from loopsense_local.aws_env import use_local_store
+
+    use_local_store(args.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT"))
     from loopsense.settings import settings
     from loopsense.store.accounts import Accounts
     from loopsense.store.dynamo import Dynamo, make_client
@@ -82,14 +90,6 @@ def _store(args: argparse.Namespace) -> tuple[Any, Any]:
 
     db = Dynamo(make_client(settings()))
     return Accounts(db, settings()), Metering(db, settings())
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlparse(url).hostname or ""
-    try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def cmd_operator(args: argparse.Namespace) -> int:
@@ -137,6 +137,13 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loopsense", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -147,17 +154,37 @@ def build_parser() -> argparse.ArgumentParser:
     execute.set_defaults(handler=cmd_execute)
 
     playbook = commands.add_parser("playbook", help=cmd_playbook.__doc__)
-    playbook.add_argument("name", help="identical_call, similar_call, step_count, time_budget or "
-                                           "semantic_loop")
+    playbook.add_argument("name", help=", ".join(playbook_names()))
     playbook.set_defaults(handler=cmd_playbook)
 
+    from loopsense_local.serve import Limits  # no import cost: dataclasses only
+
     serve = commands.add_parser("serve", help=cmd_serve.__doc__)
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--host", default="127.0.0.1", help="address of the API")
     serve.add_argument("--port", type=int, default=3000, help="0 picks a free port")
+    serve.add_argument("--store-host", default="127.0.0.1",
+                       help="address of the embedded DynamoDB endpoint, which takes any "
+                            "credentials (default: loopback only, whatever --host is)")
     serve.add_argument("--store-port", type=int, default=8000,
                        help="port of the embedded DynamoDB endpoint (0 picks a free port)")
+    serve.add_argument("--max-concurrency", type=_positive, default=Limits.max_concurrency,
+                       help="requests handled at once; more get 503 SERVER_BUSY "
+                            "(default: %(default)s)")
+    serve.add_argument("--idle-timeout", type=_positive, default=Limits.idle_timeout_s,
+                       help="seconds a connection may stay open without a complete request "
+                            "head (default: %(default)s)")
+    serve.add_argument("--read-timeout", type=_positive, default=Limits.read_timeout_s,
+                       help="seconds without a byte while a request is arriving before the "
+                            "connection is closed (default: %(default)s)")
     serve.add_argument("--dynamodb-endpoint", default=None,
                        help="use this DynamoDB instead of the embedded one")
+    serve.add_argument("--data-dir", default=".loopsense",
+                       help="where the embedded DynamoDB keeps its data (default: .loopsense)")
+    serve.add_argument("--in-memory", action="store_true",
+                       help="keep the embedded DynamoDB in memory only: gone when the server stops")
+    serve.add_argument("--ttl-sweep-interval", type=_sweep_interval, default=30.0,
+                       metavar="SECONDS",
+                       help="how often expired items (TTL) are deleted from the embedded store")
     serve.add_argument("--dev-api-key", default=None,
                        help="the development tenant's API key (default: a fixed local key)")
     serve.add_argument("--dev-plan", default="team", choices=["hobby", "team", "enterprise"])
@@ -232,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"loopsense: {exc.strerror}{where}", file=sys.stderr)
+        return 2
+    except ConfigurationError as exc:  # e.g. a real DynamoDB without LOOPSENSE_*_TABLE
+        print(f"loopsense: {exc}", file=sys.stderr)
         return 2
 
 

@@ -6,6 +6,10 @@ The server's own calls skip HTTP: started, the store registers its in-process cl
 endpoint, and ``loopsense.store.dynamo.make_client`` hands that client to every store user in
 this process (the platform, Powertools' idempotency, the seeding). A call costs microseconds
 instead of the milliseconds of a boto3 round trip (docs/benchmarks.md, "The platform").
+
+With a data directory the tables live in its SQLite file and survive a restart (or a kill);
+without one they live in memory and go with the process. Either way expired items (TTL) are
+swept in the background, as DynamoDB does.
 """
 
 from __future__ import annotations
@@ -13,24 +17,25 @@ from __future__ import annotations
 import os
 import threading
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 
 from loopsense.store.dynamo import serve_in_process
+from loopsense_local.aws_env import FAKE_AWS_ENV
 from loopsense_local.dynamodb.client import InProcessClient
 from loopsense_local.dynamodb.endpoint import make_server
-from loopsense_local.dynamodb.engine import Engine
-
-# Credentials and region for boto3 clients of the local endpoint; no AWS account is touched.
-FAKE_AWS_ENV = {
-    "AWS_ACCESS_KEY_ID": "loopsense-local",
-    "AWS_SECRET_ACCESS_KEY": "loopsense-local",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
+from loopsense_local.dynamodb.engine import SWEEP_INTERVAL_S, Engine
+from loopsense_local.dynamodb.storage import DATABASE_FILE, IN_MEMORY
 
 
 class EmbeddedDynamoDB:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, data_dir: str | Path | None = None,
+                 sweep_interval_s: float = SWEEP_INTERVAL_S) -> None:
+        """``data_dir``: where the tables are kept (made if absent); None: in memory only."""
         self._host, self._port = host, port
-        self.engine = Engine()
+        if data_dir is not None:
+            Path(data_dir).mkdir(parents=True, exist_ok=True)
+        self.engine = Engine(IN_MEMORY if data_dir is None else Path(data_dir) / DATABASE_FILE)
+        self._sweep_interval_s = sweep_interval_s
         self._client = InProcessClient(self.engine)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -51,6 +56,7 @@ class EmbeddedDynamoDB:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
                                         name="embedded-dynamodb")
         self._thread.start()
+        self.engine.start_sweeper(self._sweep_interval_s)
         serve_in_process(self.endpoint, self.client())
         return self
 
@@ -61,3 +67,4 @@ class EmbeddedDynamoDB:
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        self.engine.close()

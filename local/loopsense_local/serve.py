@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
-import signal
-import threading
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from typing import Any
+
+from loopsense_local.aws_env import is_loopback, use_local_store
+from loopsense_local.tables import use_local_tables
 
 # A well-known key for the local development tenant only (like LocalStack's "test"): it makes
 # the README's curl line work verbatim. Never use it against a real deployment.
@@ -14,15 +16,31 @@ DEV_API_KEY = "ls_local_development_key_0001"
 DEV_TENANT = "dev"
 
 
+@dataclass(frozen=True)
+class Limits:
+    """How the HTTP server bounds clients (loopsense_local.http_server)."""
+
+    max_concurrency: int = 64  # requests in flight (body read, handler run, answer)
+    # ... of which with a body over 1 MiB: parsing 6 MiB of small JSON objects takes ~100 MB
+    large_bodies: int = 2
+    idle_timeout_s: int = 5  # a connection without a complete request head is closed
+    read_timeout_s: int = 10  # no byte for this long while a request is open: closed
+    body_timeout_s: int = 30  # a whole body must have arrived by then
+
+
 @dataclass
 class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 3000
+    store_host: str = "127.0.0.1"  # the embedded store takes any credentials: loopback only
     store_port: int = 8000
     dynamodb_endpoint: str | None = None
     dev_api_key: str = DEV_API_KEY
     dev_plan: str = "team"
     test_skills: bool = False
+    data_dir: str | None = ".loopsense"  # None: the embedded store in memory only
+    ttl_sweep_s: float = 30.0
+    limits: Limits = field(default_factory=Limits)
 
 
 def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
@@ -31,7 +49,8 @@ def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")  # no X-Ray daemon locally
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "1")  # no CloudWatch to read EMF
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # any region, for a local store
-    os.environ["LOOPSENSE_DYNAMODB_ENDPOINT"] = store_endpoint
+    use_local_store(store_endpoint)
+    use_local_tables()  # the server creates its tables: their local names, unless set
 
 
 def seed(options: ServeOptions) -> None:
@@ -55,13 +74,14 @@ def seed(options: ServeOptions) -> None:
         store.issue_key(DEV_TENANT, ("*",), now, secret=options.dev_api_key)
 
 
-def _banner(options: ServeOptions, url: str, store_endpoint: str) -> str:
+def _banner(options: ServeOptions, url: str, store_endpoint: str, embedded: bool) -> str:
     example = ('{"skillKey": "agent.loop_detect", "input": {"events": [{"action": "search"}, '
                '{"action": "click"}, {"action": "search"}, {"action": "click"}, '
                '{"action": "search"}, {"action": "click"}]}}')
     return "\n".join([
         f"loopsense serving on {url}",
         f"  DynamoDB: {store_endpoint}",
+        *([f"  data: {_where(options)}"] if embedded else []),
         f"  development tenant '{DEV_TENANT}' on plan '{options.dev_plan}', API key:",
         f"    {options.dev_api_key}",
         "  try:",
@@ -74,13 +94,32 @@ def _banner(options: ServeOptions, url: str, store_endpoint: str) -> str:
     ])
 
 
+def _where(options: ServeOptions) -> str:
+    if options.data_dir is None:
+        return "in memory only (--in-memory): gone when the server stops"
+    return f"{os.path.abspath(options.data_dir)} (delete it to start afresh)"
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 def serve(options: ServeOptions) -> int:
     embedded: Any = None
     store_endpoint = options.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT")
     if store_endpoint is None:
+        from loopsense_local.dynamodb.storage import StoreLocked
         from loopsense_local.embedded import EmbeddedDynamoDB
 
-        embedded = EmbeddedDynamoDB(options.host, options.store_port).start()
+        if not is_loopback(f"http://{options.store_host}"):
+            print(f"loopsense: WARNING: the embedded DynamoDB listens on {options.store_host} and "
+                  "takes any credentials: whoever reaches that address reads and changes "
+                  "every tenant and key", file=sys.stderr, flush=True)
+        try:
+            embedded = EmbeddedDynamoDB(options.store_host, options.store_port, options.data_dir,
+                                        options.ttl_sweep_s).start()
+        except StoreLocked as error:
+            raise SystemExit(f"loopsense serve: {error}") from None
         store_endpoint = embedded.endpoint
     _configure_environment(options, store_endpoint)
     if options.test_skills:
@@ -89,29 +128,20 @@ def serve(options: ServeOptions) -> int:
         test_skills.install()
     seed(options)
 
-    from loopsense_local.gateway import Gateway, make_http_server
+    from loopsense_local.gateway import Gateway
+    from loopsense_local.http_server import HttpServer
     from loopsense_local.schedules import Scheduler, template_schedules
     from loopsense_local.tables import load_template
 
-    server = make_http_server(Gateway(), options.host, options.port)
+    server = HttpServer(Gateway(), options.host, options.port, options.limits)
+    # The template's schedules (the telemetry sweeper), run in process as EventBridge would.
     scheduler = Scheduler(template_schedules(load_template())).start()
-    url = f"http://{options.host}:{server.server_port}"
-    print(_banner(options, url, store_endpoint), flush=True)
+    url = f"http://{_url_host(options.host)}:{server.port}"
+    print(_banner(options, url, store_endpoint, embedded is not None), flush=True)
     print(f"loopsense: ready {url}", flush=True)
-
-    stopping = threading.Event()
-
-    def stop(signum: int, frame: Any) -> None:
-        if not stopping.is_set():
-            stopping.set()
-            threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
     try:
-        server.serve_forever()
+        server.run()  # until SIGINT or SIGTERM
     finally:
-        server.server_close()
         scheduler.stop()
         if embedded is not None:
             embedded.stop()

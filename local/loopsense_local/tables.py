@@ -6,12 +6,14 @@ and the tests create their tables from it, so the two never drift.
 
 from __future__ import annotations
 
+import os
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from loopsense.settings import Settings
+from loopsense.settings import Settings, env_name
 
 # template.yaml logical id -> the Settings field (and LOOPSENSE_* variable) holding its name.
 TABLES: dict[str, str] = {
@@ -22,7 +24,21 @@ TABLES: dict[str, str] = {
     "RateLimitsTable": "rate_limits_table",
     "IdempotencyTable": "idempotency_table",
     "TelemetryTable": "telemetry_table",
+    "RunsTable": "runs_table",
 }
+
+
+def local_table_name(field_name: str) -> str:
+    """The name a local store gives a table: tenants_table -> loopsense-tenants."""
+    return "loopsense-" + field_name.removesuffix("_table").replace("_", "-")
+
+
+def use_local_tables(environ: MutableMapping[str, str] = os.environ) -> None:
+    """Name every table for a local store (the embedded one, moto, a test's), unless the
+    environment already names it: on Lambda the template names them, and nothing defaults."""
+    for field_name in TABLES.values():
+        environ.setdefault(env_name(field_name), local_table_name(field_name))
+
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO_ROOT / "template.yaml"
@@ -59,24 +75,31 @@ def table_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def create_tables(client: Any, settings: Settings, template: dict[str, Any] | None = None) -> None:
-    """Create every table of the template that does not exist yet (idempotent)."""
+    """Create every table of the template that does not exist yet, and turn its TTL on where
+    the template does and the table (perhaps kept from an earlier run) has it off (idempotent)."""
     existing = set(client.list_tables().get("TableNames", []))
     for logical_id, props in table_definitions(template or load_template()).items():
         name = getattr(settings, TABLES[logical_id])
-        if name in existing:
-            continue
-        kwargs: dict[str, Any] = {
-            "TableName": name,
-            "KeySchema": props["KeySchema"],
-            "AttributeDefinitions": props["AttributeDefinitions"],
-            "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
-        }
-        if "GlobalSecondaryIndexes" in props:
-            kwargs["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
-        client.create_table(**kwargs)
+        if name not in existing:
+            _create_table(client, name, props)
         ttl = props.get("TimeToLiveSpecification")
-        if ttl and ttl.get("Enabled"):
+        if not (ttl and ttl.get("Enabled")):
+            continue
+        status = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+        if status["TimeToLiveStatus"] != "ENABLED":
             client.update_time_to_live(
                 TableName=name,
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
             )
+
+
+def _create_table(client: Any, name: str, props: dict[str, Any]) -> None:
+    kwargs: dict[str, Any] = {
+        "TableName": name,
+        "KeySchema": props["KeySchema"],
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    if "GlobalSecondaryIndexes" in props:
+        kwargs["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    client.create_table(**kwargs)

@@ -17,21 +17,58 @@ class ErrorKind:
     next: str
 
 
-ERRORS: dict[str, ErrorKind] = {
-    # platform
+PLATFORM_ERRORS: dict[str, ErrorKind] = {
     "VALIDATION_ERROR": ErrorKind(400, False, "fix the named field"),
     "UNAUTHORIZED": ErrorKind(401, False, "send a valid API key as 'Authorization: Bearer <key>'"),
     "SKILL_NOT_ACCESSIBLE": ErrorKind(403, False, "use a key granted this skill"),
     "SKILL_NOT_AVAILABLE_FOR_PLAN": ErrorKind(403, False, "upgrade the plan to use this skill"),
     "SKILL_NOT_FOUND": ErrorKind(404, False, "check the skillKey and version"),
     "ROUTE_NOT_FOUND": ErrorKind(404, False, "check the method and path (POST /v1/execute)"),
+    "METHOD_NOT_ALLOWED": ErrorKind(405, False, "use a method the Allow header lists"),
     "IDEMPOTENCY_KEY_REUSED": ErrorKind(409, False, "use a new Idempotency-Key for a new body"),
     "IDEMPOTENCY_IN_PROGRESS": ErrorKind(409, True, "retry after the first request finishes"),
     "TENANT_RATE_LIMITED": ErrorKind(429, True, "slow down and retry after Retry-After"),
     "QUOTA_EXCEEDED": ErrorKind(429, True, "wait for the quota period to reset or upgrade"),
     "PLAN_ELIGIBILITY_UNAVAILABLE": ErrorKind(503, True, "retry after Retry-After"),
+    # the local server (`loopsense serve`) at its concurrency limit
+    "SERVER_BUSY": ErrorKind(503, True, "retry after Retry-After"),
     "EXECUTION_TIMEOUT": ErrorKind(504, True, "retry, or send a smaller input"),
     "INTERNAL_ERROR": ErrorKind(500, True, "retry; nothing was charged"),
+    # PUT /v1/me/time-budget-config, PUT /v1/detector-thresholds (spec/thresholds.md)
+    "TIME_BUDGET_ABOVE_PLAN_CAP": ErrorKind(
+        400, False, "send a time_budget_ms at most the plan's max_time_budget_ms, or upgrade"
+    ),
+    # GET /v1/playbooks/{name}
+    "PLAYBOOK_NOT_FOUND": ErrorKind(
+        404, False, "use the playbook name a finding gives (its `playbook` field)"
+    ),
+    # the runs API (/v1/runs/{runId}/..., docs/runs.md)
+    "RUN_BATCH_INVALID": ErrorKind(
+        400, False, "send 1 to 500 steps of one agent (agentId in each), each with a kind (a "
+                    "tool_call needs an action), at most 350,000 bytes of stored state"
+    ),
+    "RUN_AGENT_NOT_FOUND": ErrorKind(
+        404, False, "register the agent (POST /v1/runs/{runId}/agents) or send its steps first"
+    ),
+    "RUN_WRITE_CONFLICT": ErrorKind(
+        409, True, "retry the same request (with the same Idempotency-Key)"
+    ),
+    # telemetry ingestion and failure groups (docs/failure-groups.md)
+    "EXECUTION_EVENTS_INVALID": ErrorKind(400, False, "fix the named field; nothing of the batch "
+                                                      "was applied"),
+    "EXECUTION_EVENT_LIMIT_EXCEEDED": ErrorKind(429, False, "send at most 500 events per batch"),
+    "EXECUTION_ENDED": ErrorKind(409, False, "send events of a finished execution under a new "
+                                             "executionId"),
+    "EXECUTION_BATCH_OUT_OF_ORDER": ErrorKind(409, True, "send the missing earlier batches "
+                                                         "first, then retry this one"),
+    "EXECUTION_NOT_FOUND": ErrorKind(404, False, "send the execution's events first"),
+    "FAILURE_GROUP_NOT_FOUND": ErrorKind(404, False, "list the groups with GET "
+                                                     "/v1/failure-groups"),
+}
+
+# The codes only one skill answers with: each is in that skill's catalog entry (Skill.errors),
+# which tests/unit/test_catalog.py checks against this map and the skill's code.
+SKILL_ERRORS: dict[str, ErrorKind] = {
     # agent.loop_detect
     "LOOP_EVENTS_INVALID": ErrorKind(400, False, "send two or more events"),
     "LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
@@ -45,26 +82,17 @@ ERRORS: dict[str, ErrorKind] = {
     "LOOPS_EVENT_LIMIT_EXCEEDED": ErrorKind(
         429, False, "send at most 10,000 events and 5 MiB per call (split the execution)"
     ),
-    # PUT /v1/me/time-budget-config, PUT /v1/detector-thresholds (spec/thresholds.md)
-    "TIME_BUDGET_ABOVE_PLAN_CAP": ErrorKind(
-        400, False, "send a time_budget_ms at most the plan's max_time_budget_ms, or upgrade"
+    # agent.run_monitor
+    "RUN_STEPS_INVALID": ErrorKind(
+        400, False, "send 1 to 5,000 steps of one agent, each with a kind (a tool_call needs an "
+                    "action), embeddings of one length"
     ),
-    # telemetry ingestion and failure groups (spec/failure_groups.md)
-    "EXECUTION_EVENTS_INVALID": ErrorKind(400, False, "fix the named field; nothing of the batch "
-                                                      "was applied"),
-    "EXECUTION_EVENT_LIMIT_EXCEEDED": ErrorKind(429, False, "send at most 500 events per batch"),
-    "EXECUTION_ENDED": ErrorKind(409, False, "send events of a finished execution under a new "
-                                             "executionId"),
-    "EXECUTION_BATCH_OUT_OF_ORDER": ErrorKind(409, True, "send the missing earlier batches "
-                                                         "first, then retry this one"),
-    "EXECUTION_NOT_FOUND": ErrorKind(404, False, "send the execution's events first"),
-    "FAILURE_GROUP_NOT_FOUND": ErrorKind(404, False, "list the groups with GET "
-                                                     "/v1/failure-groups"),
-    # GET /v1/playbooks/{name}
-    "PLAYBOOK_NOT_FOUND": ErrorKind(
-        404, False, "use identical_call, similar_call, step_count, time_budget or semantic_loop"
+    "RUN_STEP_LIMIT_EXCEEDED": ErrorKind(
+        429, False, "send at most 5,000 steps and 2 MiB per call (or use the runs API)"
     ),
 }
+
+ERRORS: dict[str, ErrorKind] = {**PLATFORM_ERRORS, **SKILL_ERRORS}
 
 # Seconds a client should wait before retrying, where the error does not compute its own.
 DEFAULT_RETRY_AFTER = 1

@@ -16,11 +16,10 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 
 import pytest
@@ -31,6 +30,10 @@ from tests.concurrency import all_at_once
 from tests.e2e.server import Operator, Response, Server, start_server
 
 LOOP = {"events": [{"action": "search"}, {"action": "click"}] * 3}
+# The flaky store's server gives up on a store call after STORE_TIMEOUT_S; a request waits at
+# most ANSWER_WITHIN_S (60x that, half of botocore's default 60 s) for the 503 that follows.
+STORE_TIMEOUT_S = 0.5
+ANSWER_WITHIN_S = 30.0
 
 
 # helpers ----------------------------------------------------------------------------------------
@@ -130,24 +133,20 @@ def test_a_key_reused_after_the_replay_window_is_a_new_charged_call(
 def test_skill_past_its_budget_is_a_free_504_and_the_server_keeps_answering(
         server: Server, operator: Operator) -> None:
     tenant, key = operator.new_tenant("team")
-    sent = time.monotonic()
     late = server.execute("test.sleep", {"ms": 1500}, key=key)
-    waited = time.monotonic() - sent
     assert_retryable(late, 504, "EXECUTION_TIMEOUT")
-    assert waited < 1.2, f"answered after {waited:.2f} s: the budget is 300 ms, not the sleep"
+    assert server.answered_before_the_skill_ended(late)  # at the 300 ms budget, not the sleep
 
     # The same timeout with an Idempotency-Key does not stick: the key is free to retry at once.
     headers = {"Idempotency-Key": "faults-" + uuid.uuid4().hex}
     assert_retryable(server.execute("test.sleep", {"ms": 1500}, key=key, headers=headers),
                      504, "EXECUTION_TIMEOUT")
 
-    sent = time.monotonic()
     prompt = server.execute("test.sleep", {"ms": 0}, key=key, headers=headers)
-    assert prompt.status == 200, prompt.body
-    assert time.monotonic() - sent < 1.0
+    assert prompt.status == 200, prompt.body  # not IDEMPOTENCY_IN_PROGRESS
 
     # The late skills finish in their worker threads; their answers are discarded, unpaid.
-    time.sleep(max(0.0, sent + 1.7 - time.monotonic()))
+    server.wait_for_log(late.json()["requestId"], "skill finished")
     usage = operator.usage(tenant)
     assert (usage["used"], usage["calls"]) == (1, 1)
     assert usage["records"][0]["executionId"] == prompt.json()["executionId"]
@@ -278,7 +277,7 @@ def flaky_store() -> Iterator[FlakyStore]:
     proxy = CuttableProxy((host, port))
     proxy.up()
     server = start_server("--test-skills", "--dynamodb-endpoint", proxy.url,
-                          env={"LOOPSENSE_STORE_TIMEOUT_S": "0.5"})
+                          env={"LOOPSENSE_STORE_TIMEOUT_S": str(STORE_TIMEOUT_S)})
     try:
         yield FlakyStore(proxy, server, Operator(f"http://{host}:{port}"))
     finally:
@@ -288,15 +287,11 @@ def flaky_store() -> Iterator[FlakyStore]:
         werkzeug.setLevel(level)
 
 
-def assert_store_unavailable(answer: Response, waited: float) -> None:
+def assert_store_unavailable(answer: Response) -> None:
+    """A 503. That it came at all bounds the wait: the request's own timeout (ANSWER_WITHIN_S)
+    is 60 times the server's store timeout and half botocore's default one, so an answer means
+    the configured timeout ended the store call. No wall-clock assertion beyond that."""
     assert_retryable(answer, 503, "PLAN_ELIGIBILITY_UNAVAILABLE")
-    assert waited < 5, f"answered after {waited:.2f} s"
-
-
-def timed(call: Callable[[], Response]) -> tuple[Response, float]:
-    sent = time.monotonic()
-    answer = call()
-    return answer, time.monotonic() - sent
 
 
 def test_store_cut_mid_run_is_503_uncharged_and_the_server_recovers(
@@ -311,17 +306,19 @@ def test_store_cut_mid_run_is_503_uncharged_and_the_server_recovers(
     # One of them carries an Idempotency-Key, whose in-progress record cannot be cleaned up.
     inflight_key = {"Idempotency-Key": "faults-in-flight-" + uuid.uuid4().hex}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        in_flight = [pool.submit(timed, partial(server.execute, "test.sleep", {"ms": 250},
-                                                headers=h))
+        in_flight = [pool.submit(server.execute, "test.sleep", {"ms": 250}, headers=h,
+                                 timeout=ANSWER_WITHIN_S)
                      for h in ({}, inflight_key)]
         time.sleep(0.1)
         proxy.cut()
         for call in in_flight:
-            assert_store_unavailable(*call.result(timeout=30))
+            assert_store_unavailable(call.result(timeout=2 * ANSWER_WITHIN_S))
     for _ in range(2):
-        assert_store_unavailable(*timed(lambda: server.execute("agent.loop_detect", LOOP)))
-    assert_store_unavailable(*timed(lambda: server.execute(
-        "agent.loop_detect", LOOP, headers={"Idempotency-Key": "faults-store-cut"})))
+        assert_store_unavailable(server.execute("agent.loop_detect", LOOP,
+                                                timeout=ANSWER_WITHIN_S))
+    assert_store_unavailable(server.execute(
+        "agent.loop_detect", LOOP, headers={"Idempotency-Key": "faults-store-cut"},
+        timeout=ANSWER_WITHIN_S))
 
     usage = direct.usage("dev")
     assert (usage["used"], usage["calls"]) == (1, 1)
@@ -352,7 +349,8 @@ def test_store_stalled_is_503_within_the_store_timeout_and_recovers(
 
     proxy.stall()  # connections accepted, never answered: only the client timeouts end them
     try:
-        assert_store_unavailable(*timed(lambda: server.execute("agent.loop_detect", LOOP)))
+        assert_store_unavailable(server.execute("agent.loop_detect", LOOP,
+                                                timeout=ANSWER_WITHIN_S))
         assert direct.usage("dev")["used"] == before
     finally:
         proxy.up()

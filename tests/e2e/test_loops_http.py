@@ -97,7 +97,7 @@ def test_no_submitted_content_in_the_answer_or_the_server_output(server: Server)
     assert {f["sub"] for f in answer.json()["output"]["findings"]} == {
         "step_count", "similar_call", "time_budget"}
     assert MARK not in answer.body.decode()
-    printed = "".join(server.output)
+    printed = server.printed()
     assert "loopsense: ready" in printed  # the capture is real
     assert MARK not in printed
 

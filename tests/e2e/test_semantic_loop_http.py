@@ -88,7 +88,7 @@ def test_no_submitted_content_in_the_server_output(server: Server):
     answer = server.execute(SKILL, marked)
     assert answer.status == 200
     assert MARK not in answer.body.decode() and MARK.lower() not in answer.body.decode()
-    printed = "".join(server.output)
+    printed = server.printed()
     assert "loopsense: ready" in printed  # the capture is real
     assert MARK not in printed and MARK.lower() not in printed
 

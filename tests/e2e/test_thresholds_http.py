@@ -32,22 +32,32 @@ MARK = "SECRET-MARKER-5f1c"
 # spec/thresholds.md, written out here rather than read from the code under test.
 DEFAULTS = {"revisit_threshold": 3, "step_count_threshold": 10, "identical_call_min_repeats": 3,
             "similar_call_distance_threshold": 0.20, "similar_call_min_cluster_size": 3,
-            "time_budget_ms": 60_000}
+            "time_budget_ms": 60_000,
+            # spec/loop_safety.md (agent.run_monitor and the runs API)
+            "repeat_warn": 4, "repeat_critical": 6, "poll_warn": 15, "cycle_window": 20,
+            "cycle_repeats": 3, "error_streak": 3, "monologue_limit": 3,
+            "content_chunk_chars": 50, "content_repeats": 10, "stagnation_threshold": 3,
+            "condensation_limit": 10, "drift_threshold": 0.5, "novelty_window": 5,
+            "novelty_floor": 0.15, "history_size": 50, "nudges_before_break": 1,
+            # the runs API's own settings
+            "run_retention_days": 14, "monitor_disabled": False}
 # name: (low, high on enterprise, one step)
 BOUNDS = {"revisit_threshold": (2, 1000, 1), "step_count_threshold": (2, 10_000, 1),
           "identical_call_min_repeats": (2, 100, 1),
           "similar_call_distance_threshold": (0.05, 0.50, 0.01),
-          "similar_call_min_cluster_size": (2, 100, 1), "time_budget_ms": (1000, 86_400_000, 1)}
+          "similar_call_min_cluster_size": (2, 100, 1), "time_budget_ms": (1000, 86_400_000, 1),
+          "repeat_warn": (2, 100, 1), "repeat_critical": (2, 100, 1), "poll_warn": (2, 1000, 1),
+          "cycle_window": (2, 200, 1), "cycle_repeats": (2, 20, 1), "error_streak": (2, 100, 1),
+          "monologue_limit": (2, 100, 1), "content_chunk_chars": (10, 500, 1),
+          "content_repeats": (2, 100, 1), "stagnation_threshold": (2, 100, 1),
+          "condensation_limit": (2, 100, 1), "drift_threshold": (0.01, 2.0, 0.01),
+          "novelty_window": (2, 100, 1), "novelty_floor": (0.0, 1.0, 0.01),
+          "history_size": (10, 1000, 1), "nudges_before_break": (0, 10, 1),
+          "run_retention_days": (1, 365, 1)}
 CAPS = {"hobby": 600_000, "team": 3_600_000, "enterprise": 86_400_000}
 
 # agent.semantic_loop: the same state checkpointed three times.
 THREE_REVISITS = {"events": [{"type": "checkpoint", "metadata": {"page": 2, "query": "q"}}] * 3}
-
-
-
-
-
-
 
 
 def get(server: Server, key: str, path: str = THRESHOLDS) -> dict[str, Any]:
@@ -93,6 +103,9 @@ def test_get_lists_every_threshold_with_value_default_and_bounds(server: Server,
     doc = get(server, key)
     assert doc["plan"] == "team"
     assert list(doc["thresholds"]) == list(DEFAULTS)
+    switch = doc["thresholds"].pop("monitor_disabled")  # the one boolean setting
+    assert switch == {"value": False, "default": False, "min": False, "max": True,
+                      "type": "boolean", "configured": None, "used_by": "the runs API"}
     for name, entry in doc["thresholds"].items():
         low, high, _ = BOUNDS[name]
         high = CAPS["team"] if name == "time_budget_ms" else high
@@ -120,7 +133,7 @@ def test_each_bound_inside_passes_one_step_outside_is_refused_and_changes_nothin
     before = get(server, key)
     outside = [low - step, high + step]
     if isinstance(low, float):  # and the nearest doubles beyond each bound
-        outside += [math.nextafter(low, 0), math.nextafter(high, 1)]
+        outside += [math.nextafter(low, -math.inf), math.nextafter(high, math.inf)]
     for value in outside:
         cap = name == "time_budget_ms" and value > high
         error = refused(put(server, key, {name: value}),
@@ -156,7 +169,7 @@ def test_an_unknown_name_is_refused_without_echoing_it(server: Server, operator)
     assert "revisit_threshold" in error["details"][0]["issue"]  # it lists the real names
     assert MARK.encode() not in answer.body
     assert get(server, key) == before
-    assert MARK not in "".join(server.output)  # nor logged
+    assert MARK not in server.printed()  # nor logged
 
 
 # ---- all or nothing -----------------------------------------------------------------------------
@@ -224,7 +237,8 @@ def test_other_failures_answer_in_the_envelope(server: Server):
                             method="PUT")
     assert (answer.status, answer.json()["error"]["code"]) == (401, "UNAUTHORIZED")
     answer = server.request(b"", path=THRESHOLDS, method="DELETE")
-    assert (answer.status, answer.json()["error"]["code"]) == (404, "ROUTE_NOT_FOUND")
+    assert (answer.status, answer.json()["error"]["code"]) == (405, "METHOD_NOT_ALLOWED")
+    assert answer.lower_headers()["allow"] == "GET, PUT"
 
 
 # ---- the detectors apply the tenant's values -----------------------------------------------------
@@ -255,7 +269,10 @@ def test_agent_loops_applies_the_tenants_values_and_shows_them(server: Server, o
     calls = [{"type": "llm_call", "model": "m", "user_message": "what is the weather in Oslo"}] * 4
     trace = {"events": [*calls, {"type": "tool_call"}], "durationMs": 90_000}
     default = run(server, key, "agent.loops", trace)
-    assert default["thresholds"] == {k: v for k, v in DEFAULTS.items() if k != "revisit_threshold"}
+    loops_names = ("step_count_threshold", "identical_call_min_repeats",
+                   "similar_call_distance_threshold", "similar_call_min_cluster_size",
+                   "time_budget_ms")
+    assert default["thresholds"] == {k: DEFAULTS[k] for k in loops_names}
     assert {f["sub"] for f in default["findings"]} == {"identical_call", "time_budget"}
 
     tuned_values = {"step_count_threshold": 5, "identical_call_min_repeats": 5,
@@ -278,7 +295,7 @@ def test_one_tenants_settings_never_affect_another(server: Server, operator):
                   "similar_call_min_cluster_size": 8, "time_budget_ms": 2_000}
     assert put(server, mine, everything).status == 200
     assert put(server, mine, {"time_budget_ms": 5_000}, TIME_BUDGET).status == 200
-    assert applied(get(server, mine)) == {**everything, "time_budget_ms": 5_000}
+    assert applied(get(server, mine)) == {**DEFAULTS, **everything, "time_budget_ms": 5_000}
     assert applied(get(server, theirs)) == DEFAULTS
     assert get(server, theirs, TIME_BUDGET)["configured_time_budget_ms"] is None
     trace = {"events": [{"type": "tool_call"}] * 4, "durationMs": 3_000}
@@ -402,7 +419,7 @@ def test_cli_for_a_tenant_over_http_and_an_operator_on_the_store(server: Server,
     for args, env in (
         (["--api-url", server.url, "--api-key", key], None),
         ([], {"LOOPSENSE_BASE_URL": server.url, "LOOPSENSE_API_KEY": key}),
-        (["--tenant", tenant, "--dynamodb-endpoint", server.store_endpoint], None),
+        (["--tenant", tenant, "--dynamodb-endpoint", server.store()], None),
     ):
         done = cli("set", "time_budget_ms=3600000", "revisit_threshold=9", *args, env=env)
         assert done.returncode == 1 and done.stdout == "", done

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from cfnlint.decode import cfn_yaml
 
+from loopsense.settings import TABLE_FIELDS, env_name
 from loopsense_local.gateway import template_routes
 from loopsense_local.tables import load_template
 from tests.infra.test_template import TEMPLATE
@@ -45,5 +46,7 @@ def test_it_may_read_and_update_tenants_and_read_plans_only(settings_function):
     assert granted == {("dynamodb:GetItem", "TenantsTable"),
                        ("dynamodb:UpdateItem", "TenantsTable"),
                        ("dynamodb:GetItem", "PlansTable")}
+    # Every table's name (a name is no permission): the settings fail fast at cold start
+    # without any (tests/infra/test_template.py); the policy above is what limits access.
     assert set(settings_function["Environment"]["Variables"]) == {
-        "LOOPSENSE_TENANTS_TABLE", "LOOPSENSE_PLANS_TABLE"}
+        env_name(field) for field in TABLE_FIELDS}

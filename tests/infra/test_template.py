@@ -4,12 +4,10 @@ and agrees with the skill catalog. The tools come from the venv that runs these 
 
 from __future__ import annotations
 
+import ast
 import os
-import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,7 @@ BIN = Path(sys.executable).parent
 # Every other AWS::Serverless::Function must be a skill in the catalog.
 PLATFORM_FUNCTIONS: frozenset[str] = frozenset({"AuthorizerFunction", "ExecuteFunction",
                                                "PlaybooksFunction", "SettingsFunction",
-                                               "TelemetryIngestFunction",
+                                               "RunsFunction", "TelemetryIngestFunction",
                                                "TelemetryOtlpFunction",
                                                "TelemetrySweeperFunction",
                                                "FailureGroupsFunction"})
@@ -112,34 +110,6 @@ def test_sam_validate_lint_passes():
 # ---- (c): the build -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    env = _tool_env()
-    assert shutil.which("python3.11", path=env["PATH"]), (
-        "sam build (BuildMethod python3.11) needs `python3.11` on PATH"
-    )
-    build_dir = tmp_path_factory.mktemp("sam") / "build"
-    started = time.perf_counter()
-    result = _run(
-        [
-            _tool("sam"),
-            "build",
-            "--build-dir",
-            str(build_dir),
-            "--template",
-            str(TEMPLATE),
-            "--no-use-container",
-            "--no-cached",
-        ],
-        timeout=900,
-    )
-    elapsed = time.perf_counter() - started
-    assert result.returncode == 0, f"sam build failed:\n{result.stdout}\n{result.stderr}"
-    print(f"sam build took {elapsed:.1f} s")
-    yield build_dir
-    shutil.rmtree(build_dir, ignore_errors=True)
-
-
 def _dist_version(site: Path, name: str) -> Version:
     infos = sorted(site.glob(f"{name}-*.dist-info"))
     assert len(infos) == 1, f"expected one {name} dist-info in the layer, found {infos}"
@@ -181,6 +151,7 @@ def test_every_skill_has_a_function_with_its_logical_id(template):
     functions = _functions(template)
     for skill in SKILLS:
         assert skill.function in functions, f"{skill.key}: no {skill.function} in template.yaml"
+        assert functions[skill.function]["Properties"]["CodeUri"] == f"functions/{skill.name}/"
         code_dir = REPO_ROOT / functions[skill.function]["Properties"]["CodeUri"]
         assert (code_dir / "app.py").is_file(), f"{skill.key}: {code_dir}/app.py is missing"
 
@@ -253,6 +224,7 @@ def test_outputs_expose_the_function_and_layer_arns(template):
     assert {"Ref": LAYER} in values
     for skill in SKILLS:
         assert {"Fn::GetAtt": [skill.function, "Arn"]} in values
+        assert {"Ref": skill.function} in values  # its name: what the router invokes
 
 
 def test_layer_requirements_pin_numpy_below_2_3():
@@ -279,24 +251,44 @@ def test_router_can_invoke_every_skill_by_name_and_nothing_else(template):
         assert variables[function_env_name(skill)] == {"Ref": skill.function}
 
 
-def test_every_table_is_known_to_settings_and_passed_only_where_used(template):
-    from loopsense.settings import Settings
+def store_readers(template: dict[str, Any]) -> set[str]:
+    """The functions whose handler builds on the store: app.py imports loopsense.platform.runtime
+    (accounts, platform, tenant_settings), which reads every table's name from the environment."""
+    readers = set()
+    for name, function in _functions(template).items():
+        app = REPO_ROOT / function["Properties"]["CodeUri"] / "app.py"
+        imported = {node.module for node in ast.walk(ast.parse(app.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.ImportFrom)}
+        if "loopsense.platform.runtime" in imported:
+            readers.add(name)
+    return readers
+
+
+def test_every_table_is_known_to_settings_and_named_to_every_function_that_reads_the_store(
+        template):
+    from loopsense.settings import TABLE_FIELDS, env_name
     from loopsense_local.tables import TABLES
 
     tables = _resources(template, "AWS::DynamoDB::Table")
     assert set(tables) == set(TABLES)
-    for logical_id, field_name in TABLES.items():
-        assert field_name in Settings.model_fields
-        env_name = f"LOOPSENSE_{field_name.upper()}"
-        users = [name for name, fn in _functions(template).items()
-                 if env_name in _prop(template, fn, "Environment").get("Variables", {})]
-        assert users, f"no function is told the name of {logical_id}"
+    assert sorted(TABLES.values()) == sorted(TABLE_FIELDS)
+    for logical_id in tables:
         assert tables[logical_id]["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
+    readers = store_readers(template)
+    assert readers == {"AuthorizerFunction", "ExecuteFunction", "RunsFunction", "SettingsFunction",
+                       "TelemetryIngestFunction", "TelemetryOtlpFunction",
+                       "TelemetrySweeperFunction", "FailureGroupsFunction"}
+    for name, function in _functions(template).items():
+        variables = (_prop(template, function, "Environment") or {}).get("Variables", {})
+        named = {v: variables[v] for v in variables if v.endswith("_TABLE")}
+        expected = ({env_name(field): {"Ref": logical_id} for logical_id, field in TABLES.items()}
+                    if name in readers else {})
+        assert named == expected, f"{name}: its table variables are not the template's tables"
 
 
 def test_counters_and_idempotency_records_expire_by_ttl(template):
     tables = _resources(template, "AWS::DynamoDB::Table")
-    for logical_id in ("RateLimitsTable", "IdempotencyTable", "UsageTable"):
+    for logical_id in ("RateLimitsTable", "IdempotencyTable", "UsageTable", "RunsTable"):
         assert tables[logical_id]["Properties"]["TimeToLiveSpecification"]["Enabled"] is True
 
 
@@ -313,3 +305,29 @@ def test_each_skill_function_times_out_at_its_catalog_budget(template):
     for skill in SKILLS:
         function = template["Resources"][skill.function]
         assert _prop(template, function, "Timeout") * 1000 == skill.timeout_ms, skill.key
+
+
+def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(template):
+    """Least privilege: the runs table for its reads and (transactional) writes, the plan rows,
+    the charge and the rate counter; nothing else, on nothing else."""
+    runs = template["Resources"]["RunsFunction"]["Properties"]
+    statements = [s for p in runs["Policies"] for s in p["Statement"]]
+    granted = {str(s["Resource"]): sorted([s["Action"]] if isinstance(s["Action"], str)
+                                          else s["Action"]) for s in statements}
+    assert all(s["Effect"] == "Allow" for s in statements)
+    assert granted == {
+        str({"Fn::GetAtt": ["RunsTable", "Arn"]}): sorted([
+            "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
+            "dynamodb:UpdateItem"]),
+        str({"Fn::GetAtt": ["PlansTable", "Arn"]}): ["dynamodb:GetItem"],
+        str({"Fn::GetAtt": ["UsageTable", "Arn"]}): ["dynamodb:PutItem", "dynamodb:UpdateItem"],
+        str({"Fn::GetAtt": ["RateLimitsTable", "Arn"]}): ["dynamodb:UpdateItem"],
+    }
+    paths = {(e["Properties"]["Method"], e["Properties"]["Path"])
+             for e in runs["Events"].values()}
+    assert paths == {("POST", "/v1/runs/{runId}/agents"), ("POST", "/v1/runs/{runId}/steps"),
+                     ("GET", "/v1/runs/{runId}/signal"), ("POST", "/v1/runs/{runId}/reset"),
+                     ("PUT", "/v1/runs/{runId}/config")}
+    table = template["Resources"]["RunsTable"]["Properties"]
+    assert [k["AttributeName"] for k in table["KeySchema"]] == ["pk", "sk"]
+    assert table["TimeToLiveSpecification"]["AttributeName"] == "expiresAt"

@@ -42,9 +42,12 @@ class Store:
     over_http: Metering  # boto3 -> the embedded endpoint (the operator's and other shells' path)
 
 
-@pytest.fixture(scope="module")
-def store() -> Iterator[Store]:
-    embedded = EmbeddedDynamoDB("127.0.0.1", 0).start()
+@pytest.fixture(scope="module", params=["in-memory", "durable"])
+def store(request: pytest.FixtureRequest,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """The engine with its tables in memory, and in a SQLite file (``loopsense serve``'s)."""
+    data_dir = tmp_path_factory.mktemp("store") if request.param == "durable" else None
+    embedded = EmbeddedDynamoDB("127.0.0.1", 0, data_dir).start()
     try:
         config = Settings(dynamodb_endpoint=embedded.endpoint, store_timeout_s=TIMEOUT_S)
         http = boto3.client("dynamodb", endpoint_url=embedded.endpoint, region_name="us-east-1",

@@ -237,12 +237,15 @@ class Store:
     client: Any
 
 
-@pytest.fixture(scope="module")
-def stores() -> Iterator[list[Store]]:
-    """moto first (the reference), then the engine over HTTP and in-process. Clients are made
-    once: boto3 takes ~150 ms per client; examples get fresh tables instead."""
+@pytest.fixture(scope="module", params=["in-memory", "durable"])
+def stores(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Store]]:
+    """moto first (the reference), then the engine over HTTP and in-process, with its tables in
+    memory and in a SQLite file. Clients are made once: boto3 takes ~150 ms per client;
+    examples get fresh tables instead."""
     saved_env = dict(os.environ)
-    embedded = EmbeddedDynamoDB("127.0.0.1", 0).start()
+    data_dir = tmp_path_factory.mktemp("store") if request.param == "durable" else None
+    embedded = EmbeddedDynamoDB("127.0.0.1", 0, data_dir).start()
     reference = mock_aws()
     reference.start()  # intercepts AWS's own endpoints only, not the engine's localhost one
     try:

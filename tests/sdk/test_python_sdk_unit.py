@@ -22,11 +22,11 @@ from typing import Any
 import loopsense_sdk
 import pytest
 from loopsense_sdk import (
+    APIConnectionError,
     AuthenticationError,
     CanonicalError,
     Client,
     ConflictError,
-    ConnectionError,
     EventLimitExceededError,
     ExecutionTimeoutError,
     HttpRequest,
@@ -229,7 +229,7 @@ def test_retry_after_is_seconds_or_an_http_date() -> None:
 
 def test_network_errors_are_loopsense_and_builtin_errors() -> None:
     failure = RequestTimeoutError("no answer")
-    assert isinstance(failure, ConnectionError) and isinstance(failure, LoopsenseError)
+    assert isinstance(failure, APIConnectionError) and isinstance(failure, LoopsenseError)
     assert isinstance(failure, builtins.ConnectionError)
     assert isinstance(failure, builtins.TimeoutError)
     assert failure.retryable and failure.status is None and failure.code == "REQUEST_TIMEOUT"
@@ -332,7 +332,7 @@ def test_your_own_idempotency_key_is_sent_as_given() -> None:
     answer("INTERNAL_ERROR", 500, True, "1"),
     answer("IDEMPOTENCY_IN_PROGRESS", 409, True, "1"),
     HttpResponse(502, {}, b"bad gateway"),
-    ConnectionError("refused"),
+    APIConnectionError("refused"),
     RequestTimeoutError("slow"),
     OSError("a custom transport's socket error"),
 ])
@@ -473,3 +473,15 @@ def test_the_package_imports_nothing_but_the_standard_library() -> None:
         capture_output=True, text=True, check=True, timeout=60).stdout
     for heavy in ("'loopsense'", "'numpy'", "'boto3'", "'pydantic'", "'httpx'"):
         assert heavy not in loaded
+
+
+def test_every_public_type_and_error_is_exported_at_the_top_level() -> None:
+    import loopsense_sdk.errors
+    import loopsense_sdk.types
+
+    public = set(loopsense_sdk.types.__all__) | set(loopsense_sdk.errors.__all__)
+    missing = public - {"error_from_response"} - set(loopsense_sdk.__all__)
+    assert not missing
+    assert all(hasattr(loopsense_sdk, name) for name in loopsense_sdk.__all__)
+    # No name that shadows a builtin on `from loopsense_sdk import *`.
+    assert not set(loopsense_sdk.__all__) & set(dir(builtins))

@@ -10,9 +10,6 @@ made were charged once each (their execution ids against the tenant's usage reco
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,32 +19,12 @@ import pytest
 from loopsense.core.canonical import CanonicalError, canonical_json
 from loopsense_local import operator as ops
 from tests.e2e.server import DEV_KEY, Operator, Server
+from tests.sdk.npm import NPM, ROOT, install_and_build, node_test_summary, run
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "sdk" / "typescript"
 VECTORS = ROOT / "spec" / "vectors" / "canonical.json"  # the project's own copy
 LOOP = {"events": [{"action": "search"}, {"action": "click"}] * 3}
 
-NPM = shutil.which("npm")
 pytestmark = pytest.mark.skipif(NPM is None, reason="npm is not installed")
-
-
-def run(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> str:
-    done = subprocess.run(list(args), cwd=PACKAGE, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})}, check=False)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, f"{' '.join(args)} exited {done.returncode}:\n{output[-20_000:]}"
-    return output
-
-
-def install_and_build() -> None:
-    """`npm ci` unless node_modules already holds what package-lock.json says, then build."""
-    assert NPM is not None
-    lock = PACKAGE / "package-lock.json"
-    installed = PACKAGE / "node_modules" / ".package-lock.json"  # npm writes it on install
-    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
-        run(NPM, "ci", "--no-audit", "--no-fund")
-    run(NPM, "run", "build")
 
 
 def server_cases() -> list[dict[str, str]]:
@@ -94,7 +71,7 @@ def test_typescript_sdk(server: Server, operator: Operator, tmp_path: Path) -> N
     extra = tmp_path / "server_cases.json"
     extra.write_text(json.dumps({"vectors": server_cases()}), encoding="utf-8")
     report = tmp_path / "report.json"
-    output = run(NPM or "npm", "test", timeout=120, env={
+    done = run(NPM or "npm", "test", timeout=120, env={
         "LOOPSENSE_BASE_URL": server.url,
         "LOOPSENSE_API_KEY": DEV_KEY,
         "LOOPSENSE_TEST_SCOPED_KEY": scoped,
@@ -105,8 +82,8 @@ def test_typescript_sdk(server: Server, operator: Operator, tmp_path: Path) -> N
         "LOOPSENSE_VECTORS": str(VECTORS),
         "LOOPSENSE_EXTRA_VECTORS": str(extra),
     })
-    summary = {line.split()[1]: int(line.split()[2]) for line in output.splitlines()
-               if line.startswith("# ") and len(line.split()) == 3 and line.split()[2].isdigit()}
+    output = done.stdout + done.stderr
+    summary = node_test_summary(output)
     assert summary.get("fail") == 0 and summary.get("skipped") == 0, output[-20_000:]
     assert summary.get("pass", 0) >= 90, summary  # every test ran
 
@@ -116,3 +93,14 @@ def test_typescript_sdk(server: Server, operator: Operator, tmp_path: Path) -> N
     usage = operator.usage(retry_tenant)
     assert (usage["used"], usage["calls"]) == (2, 2), usage
     assert sorted(r["executionId"] for r in usage["records"]) == sorted(charged)
+
+
+def test_npm_test_fails_and_counts_the_failure_when_the_vectors_are_missing(tmp_path: Path) -> None:
+    """`npm test` alone (no server): its exit status and its summary agree, also when a file it
+    needs is missing (a throw while collecting a suite used to be "not ok" yet "fail 0")."""
+    install_and_build()
+    assert NPM is not None
+    done = run(NPM, "test", check=False, timeout=120,
+               env={"LOOPSENSE_VECTORS": str(tmp_path / "missing.json")})
+    summary = node_test_summary(done.stdout)
+    assert done.returncode != 0 and summary.get("fail", 0) >= 1, summary

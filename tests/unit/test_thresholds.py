@@ -18,7 +18,10 @@ def test_per_call_beats_tenant_beats_default():
     assert effective("revisit_threshold", {"revisit_threshold": 4}, {"revisit_threshold": 5}) == 4
 
 
-@pytest.mark.parametrize("name", sorted(THRESHOLDS))
+NUMBERS = sorted(name for name, spec in THRESHOLDS.items() if spec.kind is not bool)
+
+
+@pytest.mark.parametrize("name", NUMBERS)
 def test_bounds_are_inclusive_and_one_step_outside_is_refused(name):
     spec = THRESHOLDS[name]
     step = 0.01 if spec.kind is float else 1
@@ -41,3 +44,12 @@ def test_a_bad_tenant_value_is_refused_too():
     with pytest.raises(LoopsenseError) as caught:
         effective("revisit_threshold", None, {"revisit_threshold": 1})
     assert caught.value.details[0].path == "tenant.revisit_threshold"
+
+
+@pytest.mark.parametrize("bad", [0, 1, "true", None, [True]])
+def test_a_boolean_setting_takes_only_true_or_false(bad):
+    assert effective("monitor_disabled", {"monitor_disabled": True}) is True
+    assert effective("monitor_disabled", None) is False
+    with pytest.raises(LoopsenseError) as caught:
+        effective("monitor_disabled", {"monitor_disabled": bad})
+    assert caught.value.details[0].issue == "must be a boolean (true or false)"

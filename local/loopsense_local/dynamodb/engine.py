@@ -3,11 +3,18 @@
 One lock serves every operation, in-process and over HTTP alike, so each write and each
 transaction is atomic, as in DynamoDB, and a condition can never be passed by two racing
 requests. Operations take microseconds, so the lock costs nothing that matters locally.
+
+Tables and items live in loopsense_local.dynamodb.storage (SQLite, in a file or in memory);
+each write or transaction is one SQLite transaction, made under the same lock. As DynamoDB
+does, a sweeper deletes expired items of tables with TTL enabled, in the background: until it
+gets round to one, an expired item is still read like any other.
 """
 
 from __future__ import annotations
 
 import json
+import pathlib
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -30,12 +37,16 @@ from loopsense_local.dynamodb.expressions import (
     parse_projection,
     parse_update,
 )
+from loopsense_local.dynamodb.storage import IN_MEMORY, Storage
 from loopsense_local.dynamodb.table import Index, Key, KeySchema, Table, key_text
 
 Params = dict[str, Any]
 MAX_TRANSACTION_ITEMS = 100
+MAX_BATCH_GET_KEYS = 100
 ACCOUNT = "000000000000"
 REGION = "local"
+SWEEP_INTERVAL_S = 30.0
+SWEEP_BATCH = 500  # items deleted per hold of the lock, so a sweep never stalls the requests
 
 
 @dataclass
@@ -52,9 +63,16 @@ class _Change:
 
 
 class Engine:
-    def __init__(self) -> None:
-        self._tables: dict[str, Table] = {}
+    def __init__(self, database: str | pathlib.Path = IN_MEMORY,
+                 clock: Callable[[], float] = time.time) -> None:
+        """``database``: a SQLite file (made if absent, loaded if present), or memory."""
+        self._storage = Storage(database)
+        self._clock = clock
+        self._tables = {name: _define_table(description, ttl, self._storage)
+                        for name, description, ttl in self._storage.tables()}
         self._lock = threading.Lock()
+        self._stop_sweeping = threading.Event()
+        self._sweeper: threading.Thread | None = None
         self._operations: dict[str, Callable[[Params], Params]] = {
             "CreateTable": self.create_table, "DeleteTable": self.delete_table,
             "DescribeTable": self.describe_table, "ListTables": self.list_tables,
@@ -63,11 +81,56 @@ class Engine:
             "GetItem": self.get_item, "PutItem": self.put_item, "UpdateItem": self.update_item,
             "DeleteItem": self.delete_item, "Query": self.query, "Scan": self.scan,
             "TransactWriteItems": self.transact_write_items,
+            "BatchGetItem": self.batch_get_item,
         }
 
     @property
     def operations(self) -> tuple[str, ...]:
         return tuple(sorted(self._operations))
+
+    def close(self) -> None:
+        self.stop_sweeper()
+        with self._lock:
+            self._storage.close()
+
+    # TTL -----------------------------------------------------------------------------------
+    def start_sweeper(self, interval_s: float = SWEEP_INTERVAL_S) -> None:
+        """Delete expired items every ``interval_s`` seconds, in a background thread."""
+        if self._sweeper is None:
+            self._stop_sweeping.clear()
+            self._sweeper = threading.Thread(target=self._sweep_forever, args=(interval_s,),
+                                             daemon=True, name="dynamodb-ttl-sweeper")
+            self._sweeper.start()
+
+    def stop_sweeper(self) -> None:
+        if self._sweeper is not None:
+            self._stop_sweeping.set()
+            self._sweeper.join()
+            self._sweeper = None
+            self._stop_sweeping.clear()
+
+    def _sweep_forever(self, interval_s: float) -> None:
+        while not self._stop_sweeping.wait(interval_s):
+            try:
+                self.sweep()
+            except sqlite3.Error:  # the disk failing: the next round tries again
+                continue
+
+    def sweep(self) -> int:
+        """Delete every item whose TTL attribute is before the clock's now; how many."""
+        deleted = 0
+        with self._lock:
+            names = [name for name, table in self._tables.items() if table.ttl_attribute]
+        for name in names:
+            while not self._stop_sweeping.is_set():
+                with self._lock:  # released between batches: requests go first
+                    if name not in self._tables:
+                        break
+                    done = self._storage.sweep(name, self._clock(), SWEEP_BATCH)
+                deleted += done
+                if done < SWEEP_BATCH:
+                    break
+        return deleted
 
     def execute(self, operation: str, params: Params) -> Params:
         run = self._operations.get(operation)
@@ -84,6 +147,10 @@ class Engine:
             except RecursionError:
                 raise validation(f"{operation}: an expression or value is nested too deeply") \
                     from None
+            except sqlite3.Error:  # the disk full or failing: the write was rolled back
+                raise DynamoDBError("InternalServerError", f"{operation}: the embedded "
+                                    f"DynamoDB could not write its data file", status=500) \
+                    from None
 
     # tables --------------------------------------------------------------------------------
     def _table(self, params: Params) -> Table:
@@ -96,15 +163,7 @@ class Engine:
         name = params["TableName"]
         if name in self._tables:
             raise DynamoDBError("ResourceInUseException", f"Table already exists: {name}")
-        types = {d["AttributeName"]: d["AttributeType"] for d in params["AttributeDefinitions"]}
-        keys = KeySchema.parse(params["KeySchema"])
-        indexes = {i["IndexName"]: Index(i["IndexName"], KeySchema.parse(i["KeySchema"]),
-                                         i.get("Projection", {"ProjectionType": "ALL"}))
-                   for i in params.get("GlobalSecondaryIndexes", [])}
-        for schema in [keys, *(i.keys for i in indexes.values())]:
-            if any(types.get(n) not in ("S", "N", "B") for n in schema.names):
-                raise validation("One or more parameter values were invalid: a key attribute "
-                                 "has no AttributeDefinitions entry")
+        _define_table(params, None, self._storage)  # its key schema and indexes checked
         description = json.loads(json.dumps({  # a copy: nothing shared with the caller
             "TableName": name, "KeySchema": params["KeySchema"],
             "AttributeDefinitions": params["AttributeDefinitions"], "TableStatus": "ACTIVE",
@@ -113,9 +172,11 @@ class Engine:
             "BillingModeSummary": {"BillingMode": params.get("BillingMode", "PROVISIONED")},
             **({"GlobalSecondaryIndexes": [{**i, "IndexStatus": "ACTIVE"}
                                            for i in params["GlobalSecondaryIndexes"]]}
-               if indexes else {}),
+               if params.get("GlobalSecondaryIndexes") else {}),
         }))
-        self._tables[name] = Table(description, keys, types, indexes)
+        with self._storage.transaction():
+            self._storage.save_table(name, description, None)
+        self._tables[name] = _define_table(description, None, self._storage)
         return {"TableDescription": self._describe(self._tables[name])}
 
     def _describe(self, table: Table) -> Params:
@@ -123,7 +184,9 @@ class Engine:
 
     def delete_table(self, params: Params) -> Params:
         table = self._table(params)
-        del self._tables[params["TableName"]]
+        with self._storage.transaction():
+            self._storage.drop_table(table.name)
+        del self._tables[table.name]
         return {"TableDescription": {**self._describe(table), "TableStatus": "DELETING"}}
 
     def describe_table(self, params: Params) -> Params:
@@ -134,7 +197,12 @@ class Engine:
 
     def update_time_to_live(self, params: Params) -> Params:
         table, spec = self._table(params), params["TimeToLiveSpecification"]
-        table.ttl = {"AttributeName": spec["AttributeName"], "Enabled": bool(spec["Enabled"])}
+        ttl = {"AttributeName": spec["AttributeName"], "Enabled": bool(spec["Enabled"])}
+        with self._storage.transaction():
+            self._storage.save_table(table.name, table.description, ttl)
+            self._storage.set_expiries(table.name, ttl["AttributeName"] if ttl["Enabled"]
+                                       else None)
+        table.ttl = ttl
         return {"TimeToLiveSpecification": dict(table.ttl)}
 
     def describe_time_to_live(self, params: Params) -> Params:
@@ -155,6 +223,20 @@ class Engine:
         if item is None:
             return {}
         return {"Item": project(item, paths) if paths else item}
+
+    def batch_get_item(self, params: Params) -> Params:
+        """Up to 100 keys over any tables, all read at once (never any UnprocessedKeys)."""
+        requests = params["RequestItems"]
+        if not 1 <= sum(len(r["Keys"]) for r in requests.values()) <= MAX_BATCH_GET_KEYS:
+            raise validation(f"RequestItems must name 1 to {MAX_BATCH_GET_KEYS} keys")
+        responses: Params = {}
+        for name, request in requests.items():
+            if "ProjectionExpression" in request or "AttributesToGet" in request:
+                raise validation("BatchGetItem: projections are not offered here")
+            table = self._table({"TableName": name})
+            items = (table.get(table.key(key)) for key in request["Keys"])
+            responses[name] = [item for item in items if item is not None]
+        return {"Responses": responses, "UnprocessedKeys": {}}
 
     def put_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD"))
@@ -208,15 +290,15 @@ class Engine:
             change.text = table.encode(change.new)
         return change
 
-    @staticmethod
-    def _commit(changes: list[_Change]) -> None:
-        for change in changes:
-            if not change.write:
-                continue
-            if change.text is None:
-                change.table.delete(change.key)
-            else:
-                change.table.put(change.key, change.text)
+    def _commit(self, changes: list[_Change]) -> None:
+        with self._storage.transaction():
+            for change in changes:
+                if not change.write:
+                    continue
+                if change.text is None or change.new is None:
+                    change.table.delete(change.key)
+                else:
+                    change.table.put(change.key, change.new, change.text)
 
     # transactions --------------------------------------------------------------------------
     def transact_write_items(self, params: Params) -> Params:
@@ -282,6 +364,20 @@ class Engine:
         if index is not None:
             found = [i for i in found if all(n in i for n in index.keys.names)]
         return _page(table, index, found, params, _Reading(params, []), forward=True)
+
+
+def _define_table(params: Params, ttl: Params | None, storage: Storage) -> Table:
+    """A table as CreateTable's parameters (or the description made of them) define it."""
+    types = {d["AttributeName"]: d["AttributeType"] for d in params["AttributeDefinitions"]}
+    keys = KeySchema.parse(params["KeySchema"])
+    indexes = {i["IndexName"]: Index(i["IndexName"], KeySchema.parse(i["KeySchema"]),
+                                     i.get("Projection", {"ProjectionType": "ALL"}))
+               for i in params.get("GlobalSecondaryIndexes", [])}
+    for schema in [keys, *(i.keys for i in indexes.values())]:
+        if any(types.get(n) not in ("S", "N", "B") for n in schema.names):
+            raise validation("One or more parameter values were invalid: a key attribute "
+                             "has no AttributeDefinitions entry")
+    return Table(params, keys, types, indexes, storage, ttl)
 
 
 class _Reading:

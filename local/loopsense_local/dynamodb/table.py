@@ -1,17 +1,18 @@
 """One table: its key schema and indexes, its items, and the rules DynamoDB applies to keys.
 
-Items are kept as JSON text: every read hands out fresh objects and no caller can change a
-stored item by keeping a reference to what it wrote or read.
+Items are kept as JSON text (in loopsense_local.dynamodb.storage): every read hands out fresh
+objects and no caller can change a stored item by keeping a reference to what it wrote or read.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from loopsense_local.dynamodb.errors import validation
+from loopsense_local.dynamodb.storage import Storage, expiry
 from loopsense_local.dynamodb.values import (
     AttributeValue,
     Item,
@@ -63,8 +64,17 @@ class Table:
     keys: KeySchema
     types: dict[str, str]  # attribute -> S | N | B, from AttributeDefinitions
     indexes: dict[str, Index]
+    storage: Storage
     ttl: dict[str, Any] | None = None
-    _partitions: dict[str, dict[str | None, str]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return str(self.description["TableName"])
+
+    @property
+    def ttl_attribute(self) -> str | None:
+        """The attribute TTL reads, while TTL is enabled."""
+        return self.ttl["AttributeName"] if self.ttl and self.ttl["Enabled"] else None
 
     # keys ----------------------------------------------------------------------------------
     def key(self, values: dict[str, AttributeValue], whole_item: bool = False) -> Key:
@@ -111,29 +121,25 @@ class Table:
 
     # items ---------------------------------------------------------------------------------
     def get(self, key: Key) -> Item | None:
-        text = self._partitions.get(key[0], {}).get(key[1])
+        text = self.storage.get(self.name, *key)
         return json.loads(text) if text is not None else None
 
-    def put(self, key: Key, text: str) -> None:
-        self._partitions.setdefault(key[0], {})[key[1]] = text
+    def put(self, key: Key, item: Item, text: str) -> None:
+        self.storage.put(self.name, *key, text, expiry(item, self.ttl_attribute))
 
     def delete(self, key: Key) -> None:
-        partition = self._partitions.get(key[0], {})
-        partition.pop(key[1], None)
-        if not partition:
-            self._partitions.pop(key[0], None)
+        self.storage.delete(self.name, *key)
 
     def partition(self, hash_value: str) -> Iterator[Item]:
-        for text in self._partitions.get(hash_value, {}).values():
+        for text in self.storage.partition(self.name, hash_value):
             yield json.loads(text)
 
     def items(self) -> Iterator[Item]:
-        for partition in self._partitions.values():
-            for text in partition.values():
-                yield json.loads(text)
+        for text in self.storage.items(self.name):
+            yield json.loads(text)
 
     def count(self) -> int:
-        return sum(len(partition) for partition in self._partitions.values())
+        return self.storage.count(self.name)
 
     # order ---------------------------------------------------------------------------------
     def order(self, item: Item, index: Index | None) -> tuple[Any, ...]:

@@ -1,15 +1,17 @@
+/// <reference types="node" preserve="true" />
+// The public types use Node's globals (fetch, Headers, AbortSignal): @types/node is a peer.
 import { randomUUID } from "node:crypto";
 
 import { ConnectionError, LoopsenseError, RequestTimeoutError, errorFromResponse } from "./errors.js";
 import { Telemetry } from "./telemetry.js";
 import type { TelemetryOptions } from "./telemetry.js";
-import type { ExecuteResponse, SkillInput } from "./types.js";
+import type { ExecuteResponse, SkillKey, SkillMap } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
 export const SDK_VERSION = "0.1.0";
 
 export interface ClientOptions {
-  /** Default: process.env.LOOPSENSE_API_KEY. */
+  /** Default: process.env.LOOPSENSE_API_KEY; required (the constructor throws without one). */
   apiKey?: string;
   /** Default: process.env.LOOPSENSE_BASE_URL, else http://127.0.0.1:3000 (`loopsense serve`). */
   baseUrl?: string;
@@ -77,7 +79,7 @@ export class Client {
   readonly deadlineMs: number;
   readonly backoffBaseMs: number;
   readonly backoffMaxMs: number;
-  readonly #apiKey: string | undefined;
+  readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #random: () => number;
@@ -86,7 +88,9 @@ export class Client {
 
   constructor(options: ClientOptions = {}) {
     const env = typeof process === "undefined" ? {} : process.env;
-    this.#apiKey = options.apiKey ?? env.LOOPSENSE_API_KEY;
+    const apiKey = options.apiKey ?? env.LOOPSENSE_API_KEY;
+    if (!apiKey) throw new TypeError("no API key: pass { apiKey } or set LOOPSENSE_API_KEY");
+    this.#apiKey = apiKey;
     this.baseUrl = (options.baseUrl ?? env.LOOPSENSE_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
     this.timeoutMs = positive("timeoutMs", options.timeoutMs ?? 10_000);
     this.maxAttempts = positive("maxAttempts", options.maxAttempts ?? 4, true);
@@ -104,18 +108,27 @@ export class Client {
    * Runs a skill: POST /v1/execute. Retries retryable errors (the server's `retryable` flag, and
    * connection failures) with backoff, within maxAttempts and deadlineMs, all with one
    * Idempotency-Key so that a retry is never charged twice. Throws a LoopsenseError subclass.
+   * Typed for the v1 skills (SkillMap): another key does not compile; see executeAny.
    */
-  async execute<K extends string>(
+  async execute<K extends SkillKey>(
     skillKey: K,
-    input: SkillInput<K>,
+    input: SkillMap[K]["input"],
     options: ExecuteOptions = {},
   ): Promise<ExecuteResponse<K>> {
+    return (await this.#execute(skillKey, input, options)) as ExecuteResponse<K>;
+  }
+
+  /** execute() for any skill key, untyped (`output: unknown`): a skill newer than this SDK. */
+  async executeAny(skillKey: string, input: unknown, options: ExecuteOptions = {}): Promise<ExecuteResponse> {
+    return (await this.#execute(skillKey, input, options)) as ExecuteResponse;
+  }
+
+  async #execute(skillKey: string, input: unknown, options: ExecuteOptions): Promise<unknown> {
     const envelope: Record<string, unknown> = { skillKey, input };
     if (options.version !== undefined) envelope.version = options.version;
     const body = JSON.stringify(envelope);
     const headers = this.#requestHeaders(options.idempotencyKey ?? randomUUID());
-    const text = await this.#send("/v1/execute", body, headers, options.signal);
-    return JSON.parse(text) as ExecuteResponse<K>;
+    return parseAnswer(await this.#send("/v1/execute", body, headers, options.signal));
   }
 
   /**
@@ -131,8 +144,7 @@ export class Client {
    * Idempotency-Key for all attempts; the answer's JSON. Throws a LoopsenseError subclass.
    */
   async postJson(path: string, body: unknown, idempotencyKey?: string): Promise<unknown> {
-    const text = await this.#send(path, JSON.stringify(body), this.#requestHeaders(idempotencyKey));
-    return JSON.parse(text) as unknown;
+    return parseAnswer(await this.#send(path, JSON.stringify(body), this.#requestHeaders(idempotencyKey)));
   }
 
   /** The wait before retry `retry` (1 for the first), as the client's own retries wait. */
@@ -150,11 +162,11 @@ export class Client {
       "User-Agent": `loopsense-sdk-typescript/${SDK_VERSION}`,
     };
     if (idempotencyKey !== undefined) headers["Idempotency-Key"] = idempotencyKey;
-    if (this.#apiKey) headers.Authorization = `Bearer ${this.#apiKey}`;
+    headers.Authorization = `Bearer ${this.#apiKey}`;
     return headers;
   }
 
-  async #send(path: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<string> {
+  async #send(path: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Answer> {
     const started = this.#now();
     const deadline = started + this.deadlineMs;
     for (let attempt = 1; ; attempt++) {
@@ -178,7 +190,7 @@ export class Client {
 
   async #attempt(
     path: string, body: string, headers: Record<string, string>, deadline: number, signal?: AbortSignal,
-  ): Promise<string> {
+  ): Promise<Answer> {
     const remaining = deadline - this.#now();
     const budget = Math.min(this.timeoutMs, remaining);
     if (budget <= 0) {
@@ -196,7 +208,7 @@ export class Client {
         method: "POST", headers, body, signal: controller.signal,
       });
       const text = await response.text();
-      if (response.ok) return text;
+      if (response.ok) return { status: response.status, text };
       throw errorFromResponse(response.status, text, response.headers);
     } catch (caught) {
       if (caught instanceof LoopsenseError) throw caught;
@@ -220,6 +232,20 @@ export class Client {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     }
+  }
+}
+
+interface Answer { status: number; text: string }
+
+/** A 2xx answer's JSON; a body that is not JSON is a LoopsenseError (INVALID_RESPONSE). */
+function parseAnswer({ status, text }: Answer): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (caught) {
+    throw new LoopsenseError({
+      code: "INVALID_RESPONSE", message: `a ${status} answer whose body is not JSON`,
+      status, retryable: false, cause: caught,
+    });
   }
 }
 

@@ -59,7 +59,7 @@ export class PermissionDeniedError extends LoopsenseError {}
 export class SkillNotAccessibleError extends PermissionDeniedError {}
 /** 403 SKILL_NOT_AVAILABLE_FOR_PLAN: the tenant's plan does not include this skill. */
 export class SkillNotAvailableForPlanError extends PermissionDeniedError {}
-/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND. */
+/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND; 405 METHOD_NOT_ALLOWED. */
 export class NotFoundError extends LoopsenseError {}
 /** 404 SKILL_NOT_FOUND: no such skill, or no such version. */
 export class SkillNotFoundError extends NotFoundError {}
@@ -78,7 +78,7 @@ export class TenantRateLimitedError extends RateLimitError {}
 export class QuotaExceededError extends RateLimitError {}
 /** 429 LOOP_EVENT_LIMIT_EXCEEDED and the like: too many events or bytes in one call (not retryable). */
 export class EventLimitExceededError extends RateLimitError {}
-/** 503 PLAN_ELIGIBILITY_UNAVAILABLE (and other 502/503 answers). */
+/** 503 PLAN_ELIGIBILITY_UNAVAILABLE, SERVER_BUSY (and other 502/503 answers). */
 export class UnavailableError extends LoopsenseError {}
 /** 504 EXECUTION_TIMEOUT: the skill did not finish within its time budget. */
 export class ExecutionTimeoutError extends LoopsenseError {}
@@ -100,11 +100,13 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   SKILL_NOT_AVAILABLE_FOR_PLAN: SkillNotAvailableForPlanError,
   SKILL_NOT_FOUND: SkillNotFoundError,
   ROUTE_NOT_FOUND: NotFoundError,
+  METHOD_NOT_ALLOWED: NotFoundError,
   IDEMPOTENCY_KEY_REUSED: IdempotencyKeyReusedError,
   IDEMPOTENCY_IN_PROGRESS: IdempotencyInProgressError,
   TENANT_RATE_LIMITED: TenantRateLimitedError,
   QUOTA_EXCEEDED: QuotaExceededError,
   PLAN_ELIGIBILITY_UNAVAILABLE: UnavailableError,
+  SERVER_BUSY: UnavailableError,
   EXECUTION_TIMEOUT: ExecutionTimeoutError,
   INTERNAL_ERROR: InternalError,
   LOOP_EVENTS_INVALID: ValidationError,
@@ -115,18 +117,26 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   PLAYBOOK_NOT_FOUND: NotFoundError,
 };
 
+/** The family of each HTTP status, for a code the SDK does not know yet (any other 5xx: InternalError). */
+export const STATUS_CLASSES: Readonly<Record<number, ErrorClass>> = {
+  400: ValidationError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  405: NotFoundError,
+  409: ConflictError,
+  413: ValidationError,
+  422: ValidationError,
+  429: RateLimitError,
+  500: InternalError,
+  502: UnavailableError,
+  503: UnavailableError,
+  504: ExecutionTimeoutError,
+};
+
 /** The class for a code the SDK does not know yet: by HTTP status. */
 export function errorClassForStatus(status: number): ErrorClass {
-  if (status === 400 || status === 413 || status === 422) return ValidationError;
-  if (status === 401) return AuthenticationError;
-  if (status === 403) return PermissionDeniedError;
-  if (status === 404) return NotFoundError;
-  if (status === 409) return ConflictError;
-  if (status === 429) return RateLimitError;
-  if (status === 502 || status === 503) return UnavailableError;
-  if (status === 504) return ExecutionTimeoutError;
-  if (status >= 500) return InternalError;
-  return LoopsenseError;
+  return STATUS_CLASSES[status] ?? (status >= 500 ? InternalError : LoopsenseError);
 }
 
 /** Statuses retried when the answer is not a loopsense envelope (a proxy's 502 page). */

@@ -36,7 +36,8 @@ export interface LoopDetectOutput {
   similarity: LoopSimilarity;
   window: number;
   repeatThreshold: number;
-  cycleLength: number | null;
+  /** 0 when no loop is found. */
+  cycleLength: number;
   confidence: "HIGH" | "MEDIUM" | "NONE";
   eventIndices: number[];
   spans: LoopSpan[];
@@ -157,9 +158,9 @@ export interface SkillMap {
 
 export type SkillKey = keyof SkillMap;
 
-/** A known skill's input type; any JSON for other skill keys. */
+/** A v1 skill's input type; `unknown` for other skill keys (Client.executeAny). */
 export type SkillInput<K extends string> = K extends SkillKey ? SkillMap[K]["input"] : unknown;
-/** A known skill's output type; `unknown` for other skill keys. */
+/** A v1 skill's output type; `unknown` for other skill keys (Client.executeAny). */
 export type SkillOutput<K extends string> = K extends SkillKey ? SkillMap[K]["output"] : unknown;
 
 export interface Billing {

@@ -166,7 +166,7 @@ describe("execute: retries", () => {
 
   test("maxAttempts bounds the requests; backoff grows with full jitter", async () => {
     const h = harness([() => envelope("INTERNAL_ERROR", 500, true)], { maxAttempts: 4, random: () => 1 });
-    await assert.rejects(h.client.execute("x.y", {}), (e: unknown) => e instanceof InternalError && e.attempts === 4);
+    await assert.rejects(h.client.executeAny("x.y", {}), (e: unknown) => e instanceof InternalError && e.attempts === 4);
     assert.equal(h.requests.length, 4);
     assert.deepEqual(h.sleeps, [200, 400, 800]);
     assert.equal(new Set(h.requests.map((r) => r.headers.get("idempotency-key"))).size, 1);
@@ -174,13 +174,13 @@ describe("execute: retries", () => {
 
   test("a wait that would pass the deadline is not taken: the error is thrown", async () => {
     const h = harness([() => envelope("QUOTA_EXCEEDED", 429, true, 86_400)], { deadlineMs: 30_000 });
-    await assert.rejects(h.client.execute("x.y", {}), (e: unknown) => e instanceof QuotaExceededError && e.attempts === 1);
+    await assert.rejects(h.client.executeAny("x.y", {}), (e: unknown) => e instanceof QuotaExceededError && e.attempts === 1);
     assert.deepEqual(h.sleeps, []);
   });
 
   test("the deadline stops retries that each would fit", async () => {
     const h = harness([() => envelope("TENANT_RATE_LIMITED", 429, true, 1)], { deadlineMs: 3_500, maxAttempts: 100 });
-    await assert.rejects(h.client.execute("x.y", {}), RateLimitError);
+    await assert.rejects(h.client.executeAny("x.y", {}), RateLimitError);
     assert.deepEqual(h.sleeps, [1000, 1000, 1000]);
     assert.ok(h.clock.now < 3_500);
   });
@@ -212,24 +212,45 @@ describe("execute: retries", () => {
     const h = harness([() => envelope("INTERNAL_ERROR", 500, true)]);
     const controller = new AbortController();
     controller.abort(new Error("stop"));
-    await assert.rejects(h.client.execute("x.y", {}, { signal: controller.signal }), /stop/);
+    await assert.rejects(h.client.executeAny("x.y", {}, { signal: controller.signal }), /stop/);
     assert.equal(h.requests.length, 0);
   });
 
   test("options are checked; the environment gives the defaults", () => {
-    assert.throws(() => new Client({ maxAttempts: 0 }), RangeError);
-    assert.throws(() => new Client({ timeoutMs: -1 }), RangeError);
+    assert.throws(() => new Client({ apiKey: "k", maxAttempts: 0 }), RangeError);
+    assert.throws(() => new Client({ apiKey: "k", timeoutMs: -1 }), RangeError);
     const saved = { ...process.env };
     try {
       process.env.LOOPSENSE_BASE_URL = "http://from-env.invalid:9/";
+      process.env.LOOPSENSE_API_KEY = "k-env";
       const client = new Client();
       assert.equal(client.baseUrl, "http://from-env.invalid:9");
       assert.deepEqual([client.timeoutMs, client.maxAttempts, client.deadlineMs, client.backoffBaseMs, client.backoffMaxMs],
         [10_000, 4, 30_000, 200, 5_000]);
     } finally {
-      process.env.LOOPSENSE_BASE_URL = saved.LOOPSENSE_BASE_URL;
-      if (saved.LOOPSENSE_BASE_URL === undefined) delete process.env.LOOPSENSE_BASE_URL;
+      for (const name of ["LOOPSENSE_BASE_URL", "LOOPSENSE_API_KEY"]) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
     }
+  });
+
+  test("no API key (argument or LOOPSENSE_API_KEY) is refused at construction", () => {
+    const saved = process.env.LOOPSENSE_API_KEY;
+    delete process.env.LOOPSENSE_API_KEY;
+    try {
+      assert.throws(() => new Client(), /LOOPSENSE_API_KEY/);
+      assert.throws(() => new Client({ apiKey: "" }), TypeError);
+    } finally {
+      if (saved !== undefined) process.env.LOOPSENSE_API_KEY = saved;
+    }
+  });
+
+  test("a 2xx whose body is not JSON is a LoopsenseError (INVALID_RESPONSE), not retried", async () => {
+    const h = harness([() => new Response("<html>ok</html>", { status: 200 })]);
+    await assert.rejects(h.client.execute("agent.loop_detect", { events: [] }), (e: unknown) =>
+      e instanceof LoopsenseError && e.code === "INVALID_RESPONSE" && e.status === 200 && !e.retryable);
+    assert.equal(h.requests.length, 1);
   });
 });
 
@@ -239,13 +260,19 @@ describe("types", () => {
     const { output } = await h.client.execute("agent.loop_detect", { events: [{ action: "a" }], window: 5 });
     const typed: LoopDetectOutput = output; // the output type follows the skill key
     assert.equal(typed.loopDetected, true);
+    const cycleLength: number = output.cycleLength; // 0 when nothing is found, never null
+    assert.equal(cycleLength, undefined); // (the scripted answer has no cycleLength)
+    // @ts-expect-error: a misspelt skill key does not compile (executeAny takes any key)
+    await h.client.execute("agent.loop_detec", { events: [] });
+    // @ts-expect-error: a skill's input is checked against that skill's type
+    await h.client.execute("agent.semantic_loop", { events: [{ action: "a" }] });
     // @ts-expect-error: agent.loop_detect events need an action
     await h.client.execute("agent.loop_detect", { events: [{ target: "x" }] });
     // @ts-expect-error: unknown similarity
     await h.client.execute("agent.loop_detect", { events: [], similarity: "FUZZY" });
     // @ts-expect-error: agent.loops thresholds have their own names
     await h.client.execute("agent.loops", { events: [], thresholds: { revisit_threshold: 3 } });
-    const other = await h.client.execute("test.sleep", { ms: 1 }); // other skills: unknown output
+    const other = await h.client.executeAny("test.sleep", { ms: 1 }); // any key: unknown output
     const unknownOutput: unknown = other.output;
     assert.ok(unknownOutput);
   });

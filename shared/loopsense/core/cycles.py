@@ -35,14 +35,17 @@ def symbol_ids(items: Sequence[Hashable]) -> np.ndarray:
                        count=len(items))
 
 
-def find_cycle(trace: Sequence[Hashable], window: int, threshold: int) -> Span | None:
-    """The earliest, then shortest, block repeated ``threshold`` or more times in a row."""
-    if threshold < 2 or window < 1:
-        raise ValueError("threshold must be >= 2 and window >= 1")
-    return find_cycle_ids(symbol_ids(trace), window, threshold)
+def find_cycle(trace: Sequence[Hashable], window: int, threshold: int,
+               min_length: int = 1) -> Span | None:
+    """The earliest, then shortest, block of ``min_length`` to ``window`` items repeated
+    ``threshold`` or more times in a row."""
+    if threshold < 2 or window < 1 or min_length < 1:
+        raise ValueError("threshold must be >= 2, window and min_length >= 1")
+    return find_cycle_ids(symbol_ids(trace), window, threshold, min_length)
 
 
-def find_cycle_ids(ids: np.ndarray, window: int, threshold: int) -> Span | None:
+def find_cycle_ids(ids: np.ndarray, window: int, threshold: int,
+                   min_length: int = 1) -> Span | None:
     n = len(ids)
     # A cycle of length L needs threshold * L events, so longer ones cannot fit.
     max_len = min(window, n // threshold)
@@ -62,6 +65,8 @@ def find_cycle_ids(ids: np.ndarray, window: int, threshold: int) -> Span | None:
     run = next_false - rows
     need = (threshold - 1) * lengths  # equalities required after a start
     hit = run >= need[None, :]
+    if min_length > 1:
+        hit[:, :min_length - 1] = False  # shorter blocks are another rule's business
     flat = int(np.argmax(hit))  # row-major: earliest start, then shortest length
     if not hit.flat[flat]:
         return None

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, error_envelope, validation_error
@@ -18,6 +19,8 @@ class Request:
     body: bytes
     request_id: str
     authorizer: dict[str, Any]
+    params: dict[str, str] = field(default_factory=dict)  # the route's {path parameters}
+    query: dict[str, str] = field(default_factory=dict)  # the query string's parameters
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -37,6 +40,9 @@ def request_from_event(event: dict[str, Any]) -> Request:
         body=body,
         request_id=context.get("requestId", ""),
         authorizer=authorizer,
+        params=dict(event.get("pathParameters") or {}),
+        query=dict(event.get("queryStringParameters")
+                   or parse_qsl(event.get("rawQueryString") or "")),
     )
 
 

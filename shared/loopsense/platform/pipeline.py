@@ -77,10 +77,14 @@ class Platform:
             # One logical call per (tenant, key) and replay window: charged at most once, even
             # when its stored response could not be saved and a retry runs it again.
             once_key = hashlib.sha256(f"{identity.tenant_id}\n{key}".encode()).hexdigest()
-            return self.idempotency.run(
+            response = self.idempotency.run(
                 identity.tenant_id, key, request.body,
                 lambda: self._run(identity, envelope, request, once_key, started),
             )
+            # A replay is the stored body byte for byte, under its own request id: the one its
+            # log line carries, not the first request's.
+            return {**response, "headers": {**response.get("headers", {}),
+                                            "X-Request-Id": request.request_id}}
 
         return answer("execute", request, execute)
 

@@ -1,4 +1,5 @@
-"""Plans: the spec's defaults, derived from the catalog, unless an operator stored a plan row.
+"""Plans: the spec's defaults (catalog.PLANS, each with the catalog skills sold on it), unless
+an operator stored a plan row.
 
 A plan row in the Plans table wins over the default of the same name, so an operator changes a
 plan with `loopsense plans set` and no deploy.
@@ -7,24 +8,19 @@ plan with `loopsense plans set` and no deploy.
 from __future__ import annotations
 
 from loopsense.errors import LoopsenseError
-from loopsense.platform.catalog import CATALOG
+from loopsense.platform.catalog import CATALOG, PLANS
 from loopsense.store.accounts import Accounts, Plan
 
-# name: (credits per calendar month, requests per second, max time_budget_ms)
-_DEFAULT_LIMITS = {
-    "hobby": (1_000, 5, 600_000),
-    "team": (100_000, 50, 3_600_000),
-    "enterprise": (10_000_000, 500, 86_400_000),
-}
-PLAN_NAMES = tuple(_DEFAULT_LIMITS)
+PLAN_NAMES = tuple(PLANS)
 
 
 def default_plan(name: str) -> Plan | None:
-    if name not in _DEFAULT_LIMITS:
+    defaults = PLANS.get(name)
+    if defaults is None:
         return None
-    credits, rps, max_budget = _DEFAULT_LIMITS[name]
     skills = tuple(sorted(k for k, s in CATALOG.items() if name in s.plans))
-    return Plan(name, credits, rps, skills, max_budget)
+    return Plan(name, defaults.credits_per_month, defaults.requests_per_second, skills,
+                defaults.max_time_budget_ms)
 
 
 def find_plan(accounts: Accounts, name: str) -> Plan | None:

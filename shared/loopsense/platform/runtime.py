@@ -9,13 +9,14 @@ from loopsense.platform.tenant_settings import TenantSettings
 from loopsense.settings import Settings, settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client
-from loopsense.store.telemetry import TelemetryStore
 
 if TYPE_CHECKING:
     from loopsense.platform.failure_groups import FailureGroups
     from loopsense.platform.ingest import Ingestion
     from loopsense.platform.invoke import Invoker
     from loopsense.platform.pipeline import Platform
+    from loopsense.platform.runs import Runs
+    from loopsense.store.telemetry import TelemetryStore
 
 
 def build_platform(config: Settings, invoker: Invoker | None = None) -> Platform:
@@ -54,8 +55,24 @@ def tenant_settings() -> TenantSettings:
     return TenantSettings(accounts())
 
 
+def build_runs(config: Settings) -> Runs:
+    from loopsense.platform.runs import Runs
+    from loopsense.store.metering import Metering
+    from loopsense.store.runs import RunStore
+
+    db = Dynamo(make_client(config))
+    return Runs(RunStore(db, config.runs_table), Accounts(db, config), Metering(db, config))
+
+
+@lru_cache(maxsize=1)
+def runs() -> Runs:
+    return build_runs(settings())
+
+
 @lru_cache(maxsize=1)
 def telemetry_store() -> TelemetryStore:
+    from loopsense.store.telemetry import TelemetryStore
+
     config = settings()
     return TelemetryStore(Dynamo(make_client(config)), config.telemetry_table)
 
@@ -66,7 +83,8 @@ def ingestion() -> Ingestion:
     from loopsense.platform.plans import resolve_plan
     from loopsense.platform.tenant_settings import plan_cap
 
-    return Ingestion(telemetry_store(), lambda plan: plan_cap(resolve_plan(accounts(), plan)))
+    plans = accounts()  # the plan's time budget cap, read once per new execution
+    return Ingestion(telemetry_store(), lambda plan: plan_cap(resolve_plan(plans, plan)))
 
 
 @lru_cache(maxsize=1)

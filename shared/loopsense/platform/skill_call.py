@@ -32,7 +32,9 @@ def call_skill(skill: Skill, raw_input: Any, request_id: str,
         crash = LoopsenseError("INTERNAL_ERROR", "the skill failed unexpectedly")
         result = error_envelope(crash, request_id)
     duration_ms = (time.perf_counter() - started) * 1000
-    events = raw_input.get("events") if isinstance(raw_input, dict) else None
+    # The input's item count (events; agent.run_monitor's steps): a size, never content.
+    events = (raw_input.get("events", raw_input.get("steps"))
+              if isinstance(raw_input, dict) else None)
     logger.info(
         "skill finished",
         extra={

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopsense.errors import Detail, LoopsenseError, validation_error
+from loopsense.platform.catalog import used_by
 from loopsense.platform.plans import resolve_plan
 from loopsense.skills.thresholds import PLAN_CAP, THRESHOLDS, check
 from loopsense.store.accounts import Accounts, Plan
@@ -30,20 +31,13 @@ from loopsense.store.dynamo import ConditionFailed, unavailable
 
 TIME_BUDGET = "time_budget_ms"
 CAP_CODE = "TIME_BUDGET_ABOVE_PLAN_CAP"
-# A settings body names at most six numbers; anything near this size is not one.
+# A settings body names a few dozen numbers at most; anything near this size is not one.
 MAX_BODY_BYTES = 16 * 1024
 # Conditional writes lost to a concurrent change of the plan or of the map's existence.
 ATTEMPTS = 5
 
-USED_BY = {
-    "revisit_threshold": "agent.semantic_loop",
-    "step_count_threshold": "agent.loops step_count",
-    "identical_call_min_repeats": "agent.loops identical_call",
-    "similar_call_distance_threshold": "agent.loops similar_call",
-    "similar_call_min_cluster_size": "agent.loops similar_call",
-    "time_budget_ms": "agent.loops time_budget",
-}
 NAMES = ", ".join(THRESHOLDS)
+_TYPES = {int: "integer", float: "number", bool: "boolean"}
 
 
 def plan_cap(plan: Plan) -> int:
@@ -94,8 +88,8 @@ def describe(stored: Any, plan: Plan) -> dict[str, Any]:
         if name == TIME_BUDGET:
             value, high = min(value, cap), cap
         out[name] = {"value": value, "default": spec.default, "min": spec.low, "max": high,
-                     "type": "integer" if spec.kind is int else "number",
-                     "configured": configured, "used_by": USED_BY[name]}
+                     "type": _TYPES[spec.kind],
+                     "configured": configured, "used_by": used_by(name)}
     return {"plan": plan.name, "thresholds": out}
 
 

@@ -10,8 +10,9 @@ from functools import cache
 from importlib import resources
 
 from loopsense.errors import LoopsenseError
+from loopsense.platform.catalog import playbook_names
 
-NAMES = ("identical_call", "similar_call", "step_count", "time_budget", "semantic_loop")
+NAMES = playbook_names()  # as the catalog's skills declare them
 
 
 def not_found() -> LoopsenseError:
@@ -20,7 +21,7 @@ def not_found() -> LoopsenseError:
 
 @cache
 def markdown(name: str) -> str:
-    """The playbook's markdown; PLAYBOOK_NOT_FOUND for any other name (only the known
+    """The playbook's markdown; PLAYBOOK_NOT_FOUND for any other name (only the catalog's
     names ever reach the file system; a failed lookup is not cached)."""
     if name not in NAMES:
         raise not_found()

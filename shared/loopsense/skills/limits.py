@@ -17,11 +17,11 @@ def input_size(raw: Any) -> int:
     return len(pydantic_core.to_json(raw))
 
 
-def check_event_count(raw: Any, limit: int, code: str) -> None:
+def check_event_count(raw: Any, limit: int, code: str, field: str = "events") -> None:
     """More than ``limit`` events is the skill's own limit error, before validating them all."""
-    events = raw.get("events") if isinstance(raw, dict) else None
+    events = raw.get(field) if isinstance(raw, dict) else None
     if isinstance(events, list) and len(events) > limit:
-        raise validation_error("input.events", f"must have at most {limit} events", code)
+        raise validation_error(f"input.{field}", f"must have at most {limit} {field}", code)
 
 
 def check_input_size(raw: Any, limit: int, code: str) -> None:

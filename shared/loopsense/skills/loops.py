@@ -20,6 +20,7 @@ from loopsense.core.buckets import duration_bucket, step_bucket
 from loopsense.core.instants import from_epoch_ms, parse_iso
 from loopsense.core.signatures import hash8, template
 from loopsense.errors import validation_error
+from loopsense.platform.catalog import CATALOG
 from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import PLAN_CAP, effective
 from loopsense.validation import STRICT, validate
@@ -32,13 +33,8 @@ MAX_EMBEDDING_DIMENSIONS = 8_192
 MAX_DURATION_MS = 9_007_199_254_740_991  # 2**53 - 1: exact in every JSON implementation
 LIMIT = "LOOPS_EVENT_LIMIT_EXCEEDED"
 
-THRESHOLD_NAMES = (
-    "step_count_threshold",
-    "identical_call_min_repeats",
-    "similar_call_distance_threshold",
-    "similar_call_min_cluster_size",
-    "time_budget_ms",
-)
+THRESHOLD_NAMES = tuple(CATALOG["agent.loops"].thresholds)  # the order of its output
+
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from loopsense.core.monitor.config import THRESHOLD_SPECS as MONITOR_THRESHOLDS
 from loopsense.errors import validation_error
 
 
@@ -24,6 +25,8 @@ class Threshold:
 
     @property
     def kind(self) -> type:
+        if isinstance(self.default, bool):
+            return bool
         return float if isinstance(self.default, float) else int
 
 
@@ -36,6 +39,12 @@ THRESHOLDS: dict[str, Threshold] = {
         Threshold("similar_call_distance_threshold", 0.20, 0.05, 0.50),
         Threshold("similar_call_min_cluster_size", 3, 2, 100),
         Threshold("time_budget_ms", 60_000, 1_000, 86_400_000),
+        # agent.run_monitor and the runs API: defined with the monitor's rules
+        *(Threshold(*spec) for spec in MONITOR_THRESHOLDS),
+        # the runs API (docs/runs.md): how long a run's state lives after its last write, and
+        # the tenant's off switch for the run monitor
+        Threshold("run_retention_days", 14, 1, 365),
+        Threshold("monitor_disabled", False, False, True),
     )
 }
 
@@ -47,6 +56,10 @@ PLAN_CAP = "max_time_budget_ms"
 def check(name: str, value: Any, path: str) -> int | float:
     """``value`` if it is of the threshold's type and within its bounds, else VALIDATION_ERROR."""
     spec = THRESHOLDS[name]
+    if spec.kind is bool:
+        if not isinstance(value, bool):
+            raise validation_error(path, "must be a boolean (true or false)")
+        return value
     wrong_type = isinstance(value, bool) or not isinstance(value, int | float)
     if wrong_type or (spec.kind is int and not isinstance(value, int)):
         kind = "an integer" if spec.kind is int else "a number"
@@ -57,10 +70,11 @@ def check(name: str, value: Any, path: str) -> int | float:
 
 
 def effective(name: str, per_call: Mapping[str, Any] | None,
-              tenant: Mapping[str, Any] | None = None) -> Any:
-    """The value a skill applies for ``name``: per call, else the tenant's, else the default."""
+              tenant: Mapping[str, Any] | None = None, where: str = "input.thresholds") -> Any:
+    """The value a skill applies for ``name``: per call (the object at ``where``), else the
+    tenant's, else the default."""
     if per_call is not None and name in per_call:
-        return check(name, per_call[name], f"input.thresholds.{name}")
+        return check(name, per_call[name], f"{where}.{name}")
     if tenant is not None and name in tenant:
         return check(name, tenant[name], f"tenant.{name}")
     return THRESHOLDS[name].default

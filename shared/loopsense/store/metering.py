@@ -44,17 +44,22 @@ class Metering:
         if limit <= 0:  # a plan with 0 requests/second admits nothing (not one per second)
             return False
         try:
-            self.db.call(
-                "update_item", TableName=self.s.rate_limits_table,
-                Key={"counterId": {"S": f"{tenant_id}#{epoch_second}"}},
-                UpdateExpression="ADD hits :one SET expiresAt = :ttl",
-                ConditionExpression="attribute_not_exists(hits) OR hits < :limit",
-                ExpressionAttributeValues={":one": {"N": "1"}, ":limit": {"N": str(limit)},
-                                           ":ttl": {"N": str(epoch_second + RATE_COUNTER_TTL_S)}},
-            )
+            self.db.call("update_item", **self.admission(tenant_id, epoch_second, limit))
         except ConditionFailed:
             return False
         return True
+
+    def admission(self, tenant_id: str, epoch_second: int, limit: int) -> dict[str, Any]:
+        """The conditional UpdateItem that counts one request (``admit``'s, or a transaction's
+        Update action: the runs API counts a step batch in the batch's own write)."""
+        return {
+            "TableName": self.s.rate_limits_table,
+            "Key": {"counterId": {"S": f"{tenant_id}#{epoch_second}"}},
+            "UpdateExpression": "ADD hits :one SET expiresAt = :ttl",
+            "ConditionExpression": "attribute_not_exists(hits) OR hits < :limit",
+            "ExpressionAttributeValues": {":one": {"N": "1"}, ":limit": {"N": str(limit)},
+                                          ":ttl": {"N": str(epoch_second + RATE_COUNTER_TTL_S)}},
+        }
 
     def used(self, tenant_id: str, period: str) -> int:
         item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _period(period)})
@@ -69,21 +74,34 @@ class Metering:
         Returns the execution id the call is charged under (the earlier one for a held claim),
         or None when the credits do not fit.
         """
+        items = self.charge_items(tenant_id, period, quota, record, once)
+        try:
+            self.db.call("transact_write_items", TransactItems=items)
+        except ConditionFailed as failed:
+            if once is not None and failed.reasons[2:3] == ["ConditionalCheckFailed"]:
+                return self._claimed_by(tenant_id, once)
+            return None
+        return record.execution_id
+
+    def charge_items(self, tenant_id: str, period: str, quota: int, record: UsageRecord,
+                     once: Once | None = None) -> list[dict[str, Any]]:
+        """``charge``'s transaction actions: the conditional credit ADD, the usage record and
+        the optional claim (in this order), for a caller that adds its own write to them."""
         items: list[dict[str, Any]] = [
-                {"Update": {
-                    "TableName": self.s.usage_table,
-                    "Key": to_item({"tenantId": tenant_id, "sk": _period(period)}),
-                    "UpdateExpression": "ADD used :cost",
-                    "ConditionExpression": "attribute_not_exists(used) OR used <= :max",
-                    "ExpressionAttributeValues": {":cost": {"N": str(record.credits)},
-                                                  ":max": {"N": str(quota - record.credits)}},
-                }},
-                {"Put": {
-                    "TableName": self.s.usage_table,
-                    "Item": to_item({"tenantId": tenant_id, "sk": _record(record.execution_id),
-                                     "period": period, **record.as_item()}),
-                    "ConditionExpression": "attribute_not_exists(sk)",
-                }},
+            {"Update": {
+                "TableName": self.s.usage_table,
+                "Key": to_item({"tenantId": tenant_id, "sk": _period(period)}),
+                "UpdateExpression": "ADD used :cost",
+                "ConditionExpression": "attribute_not_exists(used) OR used <= :max",
+                "ExpressionAttributeValues": {":cost": {"N": str(record.credits)},
+                                              ":max": {"N": str(quota - record.credits)}},
+            }},
+            {"Put": {
+                "TableName": self.s.usage_table,
+                "Item": to_item({"tenantId": tenant_id, "sk": _record(record.execution_id),
+                                 "period": period, **record.as_item()}),
+                "ConditionExpression": "attribute_not_exists(sk)",
+            }},
         ]
         if once is not None:
             items.append({"Put": {
@@ -94,13 +112,7 @@ class Metering:
                 "ConditionExpression": "attribute_not_exists(sk) OR expiresAt < :now",
                 "ExpressionAttributeValues": {":now": {"N": str(once.now)}},
             }})
-        try:
-            self.db.call("transact_write_items", TransactItems=items)
-        except ConditionFailed as failed:
-            if once is not None and failed.reasons[2:3] == ["ConditionalCheckFailed"]:
-                return self._claimed_by(tenant_id, once)
-            return None
-        return record.execution_id
+        return items
 
     def _claimed_by(self, tenant_id: str, once: Once) -> str | None:
         item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _once(once.key)})

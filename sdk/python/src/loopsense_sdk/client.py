@@ -3,7 +3,7 @@
 Retries (``Client(max_attempts=4, deadline=30.0, backoff_base=0.2, backoff_max=5.0)``):
 
 - Only errors whose ``retryable`` is true are retried: what the server marks retryable (429 rate
-  and quota, 409 in progress, 500, 503, 504) and network failures (``ConnectionError``,
+  and quota, 409 in progress, 500, 503, 504) and network failures (``APIConnectionError``,
   ``RequestTimeoutError``). A 400/401/403/404 is raised at once.
 - The wait before retry *n* (n = 1, 2, ...) is full jitter,
   ``uniform(0, min(backoff_max, backoff_base * 2 ** (n - 1)))``, raised to the answer's
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from loopsense_sdk import __version__
 from loopsense_sdk.errors import (
-    ConnectionError,
+    APIConnectionError,
     LoopsenseError,
     RequestTimeoutError,
     error_from_response,
@@ -48,6 +48,7 @@ from loopsense_sdk.types import (
     SemanticLoopInput,
     SemanticLoopOutput,
     SemanticLoopThresholds,
+    SkillKey,
     TelemetryEvent,
 )
 
@@ -80,7 +81,7 @@ class HttpResponse:
     body: bytes = b""
 
 
-# Sends one request; answers any HTTP status; raises ConnectionError (or RequestTimeoutError)
+# Sends one request; answers any HTTP status; raises APIConnectionError (or RequestTimeoutError)
 # when there is no answer. Replaceable (Client(transport=...)) for tests or another HTTP stack.
 Transport = Callable[[HttpRequest], HttpResponse]
 
@@ -100,11 +101,11 @@ def urllib_transport(request: HttpRequest) -> HttpResponse:
     except urllib.error.URLError as error:
         if isinstance(error.reason, TimeoutError):
             raise RequestTimeoutError(f"no answer within {request.timeout:.3g} s") from error
-        raise ConnectionError(f"could not reach the API: {error.reason}") from error
+        raise APIConnectionError(f"could not reach the API: {error.reason}") from error
     except TimeoutError as error:  # socket.timeout is TimeoutError
         raise RequestTimeoutError(f"no answer within {request.timeout:.3g} s") from error
     except (OSError, http.client.HTTPException) as error:
-        raise ConnectionError(f"the connection failed: {type(error).__name__}") from error
+        raise APIConnectionError(f"the connection failed: {type(error).__name__}") from error
 
 
 def checkpoint(name: str | None = None, /, **state: Any) -> TelemetryEvent:
@@ -180,16 +181,25 @@ class Client:
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[LoopsOutput]: ...
 
-    @overload
-    def execute(self, skill_key: str, input: Mapping[str, Any], *,
-                version: str | None = None, idempotency_key: str | None = None,
-                ) -> ExecuteResponse[Any]: ...
-
-    def execute(self, skill_key: str, input: Any, *,  # noqa: A002 - the wire name
+    def execute(self, skill_key: SkillKey, input: Any, *,  # noqa: A002 - the wire name
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[Any]:
         """``POST /v1/execute``: run one skill on ``input``; the answer's ``output`` is the
-        skill's result. Raises a ``LoopsenseError`` subclass (see loopsense_sdk.errors)."""
+        skill's result. Raises a ``LoopsenseError`` subclass (see loopsense_sdk.errors).
+
+        Typed for the v1 skills only: a misspelt key or a wrong input is a type error (give an
+        input built in a variable its type: ``payload: LoopDetectInput = {...}``). A skill this
+        SDK does not know yet: ``execute_any``."""
+        return self._execute(skill_key, input, version, idempotency_key)
+
+    def execute_any(self, skill_key: str, input: Mapping[str, Any], *,  # noqa: A002
+                    version: str | None = None, idempotency_key: str | None = None,
+                    ) -> ExecuteResponse[Any]:
+        """``execute`` for any skill key, untyped: a skill newer than this SDK, or your own."""
+        return self._execute(skill_key, input, version, idempotency_key)
+
+    def _execute(self, skill_key: str, input: Any, version: str | None,  # noqa: A002
+                 idempotency_key: str | None) -> ExecuteResponse[Any]:
         envelope: dict[str, Any] = {"skillKey": skill_key, "input": input}
         if version is not None:
             envelope["version"] = version
@@ -210,8 +220,7 @@ class Client:
         _put(payload, "window", window)
         _put(payload, "repeatThreshold", repeat_threshold)
         _put(payload, "similarity", similarity)
-        answer = self.execute("agent.loop_detect", payload, version=version,
-                              idempotency_key=idempotency_key)
+        answer = self._execute("agent.loop_detect", payload, version, idempotency_key)
         return cast(ExecuteResponse[LoopDetectOutput], answer)
 
     def semantic_loop(self, events: Sequence[Mapping[str, Any]], *,
@@ -223,8 +232,7 @@ class Client:
         payload: dict[str, Any] = {"events": list(events)}
         _put(payload, "thresholds", thresholds)
         _put(payload, "ignoreKeys", None if ignore_keys is None else list(ignore_keys))
-        answer = self.execute("agent.semantic_loop", payload, version=version,
-                              idempotency_key=idempotency_key)
+        answer = self._execute("agent.semantic_loop", payload, version, idempotency_key)
         return cast(ExecuteResponse[SemanticLoopOutput], answer)
 
     def loops(self, events: Sequence[Mapping[str, Any]], *, duration_ms: int | None = None,
@@ -238,8 +246,7 @@ class Client:
         _put(payload, "startedAt", started_at)
         _put(payload, "endedAt", ended_at)
         _put(payload, "thresholds", thresholds)
-        answer = self.execute("agent.loops", payload, version=version,
-                              idempotency_key=idempotency_key)
+        answer = self._execute("agent.loops", payload, version, idempotency_key)
         return cast(ExecuteResponse[LoopsOutput], answer)
 
     def telemetry(self, execution_id: str, *, batch_size: int = 50,
@@ -283,7 +290,7 @@ class Client:
             except LoopsenseError as failure:
                 error = failure
             except OSError as failure:  # a custom transport's raw socket error
-                error = ConnectionError(f"the connection failed: {type(failure).__name__}")
+                error = APIConnectionError(f"the connection failed: {type(failure).__name__}")
                 error.__cause__ = failure
             else:
                 if 200 <= answer.status < 300:

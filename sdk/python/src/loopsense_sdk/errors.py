@@ -16,7 +16,7 @@ Families (catch the family, or the specific class, or ``LoopsenseError`` for all
     ├── PermissionDeniedError      403
     │   ├── SkillNotAccessibleError       SKILL_NOT_ACCESSIBLE (the key is scoped)
     │   └── SkillNotAvailableForPlanError SKILL_NOT_AVAILABLE_FOR_PLAN
-    ├── NotFoundError              404
+    ├── NotFoundError              404  (and 405 METHOD_NOT_ALLOWED)
     │   └── SkillNotFoundError            SKILL_NOT_FOUND
     ├── ConflictError              409
     │   ├── IdempotencyKeyReusedError     IDEMPOTENCY_KEY_REUSED (not retryable)
@@ -26,10 +26,10 @@ Families (catch the family, or the specific class, or ``LoopsenseError`` for all
     │   ├── QuotaExceededError            QUOTA_EXCEEDED (retryable at the period's reset)
     │   └── EventLimitExceededError       *_EVENT_LIMIT_EXCEEDED (not retryable: split input)
     ├── InternalError              500  INTERNAL_ERROR
-    ├── UnavailableError           503  PLAN_ELIGIBILITY_UNAVAILABLE (and 502)
+    ├── UnavailableError           503  PLAN_ELIGIBILITY_UNAVAILABLE, SERVER_BUSY (and 502)
     ├── ExecutionTimeoutError      504  EXECUTION_TIMEOUT (the skill ran out of its budget)
-    └── ConnectionError                 no HTTP answer (also a builtins.ConnectionError)
-        └── RequestTimeoutError          the per-request timeout passed (also builtins.TimeoutError)
+    └── APIConnectionError         no HTTP answer (also a builtins.ConnectionError)
+        └── RequestTimeoutError           no answer in time (also builtins.TimeoutError)
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from typing import Any, TypedDict, cast
 __all__ = [
     "AuthenticationError",
     "ConflictError",
-    "ConnectionError",
+    "APIConnectionError",
     "ErrorDetail",
     "EventLimitExceededError",
     "ExecutionTimeoutError",
@@ -72,7 +72,7 @@ class ErrorDetail(TypedDict):
 
 
 class LoopsenseError(Exception):
-    """An error answered by loopsense (or no answer at all: ``ConnectionError``).
+    """An error answered by loopsense (or no answer at all: ``APIConnectionError``).
 
     Attributes: ``code`` (e.g. ``QUOTA_EXCEEDED``), ``message``, ``status`` (HTTP status, ``None``
     without an answer), ``retryable``, ``next`` (what to do), ``details`` (``[{"path",
@@ -185,7 +185,7 @@ class ExecutionTimeoutError(LoopsenseError):
     """504 EXECUTION_TIMEOUT: the skill did not finish within its time budget."""
 
 
-class ConnectionError(LoopsenseError, builtins.ConnectionError):  # noqa: A001
+class APIConnectionError(LoopsenseError, builtins.ConnectionError):
     """No HTTP answer: refused, reset, DNS, TLS. Retryable (the Idempotency-Key makes the retry
     safe even when the first request did reach the server)."""
 
@@ -196,11 +196,11 @@ class ConnectionError(LoopsenseError, builtins.ConnectionError):  # noqa: A001
         return f"{self.code}: {self.message}"
 
 
-class RequestTimeoutError(ConnectionError, builtins.TimeoutError):
+class RequestTimeoutError(APIConnectionError, builtins.TimeoutError):
     """No answer within the per-request timeout (``Client(timeout=...)``). Retryable."""
 
     def __init__(self, message: str) -> None:
-        ConnectionError.__init__(self, message, code="REQUEST_TIMEOUT")
+        APIConnectionError.__init__(self, message, code="REQUEST_TIMEOUT")
 
 
 _BY_CODE: dict[str, type[LoopsenseError]] = {
@@ -212,6 +212,7 @@ _BY_CODE: dict[str, type[LoopsenseError]] = {
     "SKILL_NOT_AVAILABLE_FOR_PLAN": SkillNotAvailableForPlanError,
     "SKILL_NOT_FOUND": SkillNotFoundError,
     "ROUTE_NOT_FOUND": NotFoundError,
+    "METHOD_NOT_ALLOWED": NotFoundError,
     "PLAYBOOK_NOT_FOUND": NotFoundError,
     "IDEMPOTENCY_KEY_REUSED": IdempotencyKeyReusedError,
     "IDEMPOTENCY_IN_PROGRESS": IdempotencyInProgressError,
@@ -221,6 +222,7 @@ _BY_CODE: dict[str, type[LoopsenseError]] = {
     "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED": EventLimitExceededError,
     "LOOPS_EVENT_LIMIT_EXCEEDED": EventLimitExceededError,
     "PLAN_ELIGIBILITY_UNAVAILABLE": UnavailableError,
+    "SERVER_BUSY": UnavailableError,
     "EXECUTION_TIMEOUT": ExecutionTimeoutError,
     "INTERNAL_ERROR": InternalError,
 }
@@ -230,6 +232,7 @@ _BY_STATUS: dict[int, type[LoopsenseError]] = {
     401: AuthenticationError,
     403: PermissionDeniedError,
     404: NotFoundError,
+    405: NotFoundError,
     409: ConflictError,
     413: ValidationError,
     422: ValidationError,

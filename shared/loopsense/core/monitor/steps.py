@@ -1,0 +1,85 @@
+"""A step in, its entry out: the canonical keys and the few facts the rules read.
+
+An entry is a small JSON object (it lives in the monitor's state, which is stored as JSON):
+``i`` the step's index in the run, ``k`` its kind, ``n`` its novelty key, and per kind ``c``
+(the tool-call or text key), ``r`` (the result hash), ``o`` (outcome ``neg``/``pos``/``neu``),
+``a`` (the tool's name, kept for per-tool policy and, on the stateful surface, for nudges),
+``x`` (exempt tool), ``e`` (the unit-length embedding). Keys are the first 32 hex digits (128
+bits) of the SHA-256 of the canonical form (spec/semantic_loop.md): enough to never collide in
+practice, half the state's size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from loopsense.core.canonical import (
+    WHITE_SPACE,
+    CanonicalError,
+    canonical_hash,
+    canonical_string,
+)
+from loopsense.core.monitor.config import RESULT_IGNORE_KEYS, MonitorConfig
+
+KEY_HEX = 32
+THOUGHT = "thought"
+TEXT_KINDS = frozenset({"llm_call", "message", "user_message", "recall", "text_chunk"})
+OUTCOMES = {"negative": "neg", "error": "neg", "positive": "pos", "neutral": "neu"}
+
+_SPACE_RUNS = re.compile(f"[{re.escape(WHITE_SPACE)}]+")
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:KEY_HEX]
+
+
+def normal_text(text: str) -> str:
+    """The canonical string rule (trim, lowercase) with whitespace runs collapsed."""
+    return _SPACE_RUNS.sub(" ", canonical_string(text))
+
+
+def unit(vector: list[float]) -> list[float] | None:
+    norm = math.sqrt(math.fsum(v * v for v in vector))
+    return [v / norm for v in vector] if norm > 0 else None
+
+
+def _hash(value: Any, ignore: frozenset[str], field: str) -> str:
+    try:
+        return canonical_hash(value, ignore)[:KEY_HEX]
+    except CanonicalError as exc:
+        raise CanonicalError(f"{field} {exc.issue}") from None
+
+
+def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[str, Any]:
+    """The entry of one step. Raises CanonicalError (a ValueError naming the limit, never the
+    value) when ``args``, ``result`` or ``metadata`` has no canonical form."""
+    kind = step.get("kind")
+    out: dict[str, Any] = {"i": index, "k": kind}
+    if kind == "tool_call":
+        action = step.get("action")
+        policy = config.policy(action)
+        ignore = config.ignore_keys | policy.ignore_keys
+        call = _hash([action, step.get("args")], ignore, "args")
+        result = (_hash(step["result"], ignore | RESULT_IGNORE_KEYS, "result")
+                  if "result" in step else None)
+        out.update(c=call, r=result, o=OUTCOMES.get(step.get("outcome") or ""), a=action,
+                   n=digest(f"{call}:{result}"))
+        if policy.exempt:
+            out["x"] = 1
+    elif kind in TEXT_KINDS:
+        text = step.get("text")
+        key = digest(f"{kind}:{normal_text(text)}" if isinstance(text, str) else f"{kind}:")
+        out.update(c=key, n=key)
+    elif kind == "checkpoint":
+        out["n"] = digest("checkpoint:" + _hash(step.get("metadata", {}), frozenset(),
+                                                 "metadata"))
+    else:
+        out["n"] = digest(f"kind:{kind}")
+    embedding = step.get("embedding")
+    if embedding:
+        out["e"] = unit(list(embedding))
+    return out

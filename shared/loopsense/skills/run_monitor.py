@@ -1,0 +1,180 @@
+"""Skill agent.run_monitor v1.0.0: the run monitor over a whole trace, for callers who keep
+their own state (spec/loop_safety.md). The same core as the runs API (loopsense.core.monitor):
+the steps are fed one by one and the answer is the verdict after the last step, with the
+timeline of the steps that raised findings (indices and rules only).
+
+Stateless answers never carry submitted content, so rationales and nudges refer to a tool by
+the step that first called it ("the tool of step 3", "this tool"), never by its name.
+
+``config`` overrides the tenant's settings for this call: any threshold by name (bounds in
+skills/thresholds.py), ``tools`` (per-tool policy), ``disabled_rules``,
+``reset_on_user_message``, ``ignore_keys`` and ``objective_embedding`` (the stateless stand-in
+for registering an agent's objective; without it drift is unknown, -1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, NotRequired
+
+from pydantic import BaseModel, Field, FiniteFloat, StringConstraints, with_config
+from typing_extensions import TypedDict
+
+from loopsense.core.canonical import MAX_KEY_LENGTH, CanonicalError, canonical_key
+from loopsense.core.monitor.config import (
+    DEFAULTS,
+    RULES,
+    TOOL_THRESHOLDS,
+    MonitorConfig,
+    ToolPolicy,
+)
+from loopsense.core.monitor.monitor import new_state, observe
+from loopsense.errors import validation_error
+from loopsense.skills.limits import check_event_count, check_input_size
+from loopsense.skills.thresholds import effective
+from loopsense.validation import STRICT, validate
+
+MIN_STEPS = 1
+MAX_STEPS = 5_000
+SCHEMA_MAX_STEPS = 10_001
+MAX_INPUT_BYTES = 2 * 1024 * 1024
+MAX_EMBEDDING = 4_096
+MAX_KEYS = 64
+MAX_TOOLS = 256
+
+INVALID = "RUN_STEPS_INVALID"
+LIMIT = "RUN_STEP_LIMIT_EXCEEDED"
+CONFIG = "input.config"
+
+Key = Annotated[str, StringConstraints(max_length=MAX_KEY_LENGTH)]
+Embedding = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_EMBEDDING)]
+
+
+@with_config(STRICT)
+class Step(TypedDict):
+    """Validated as plain dicts (5,000 model instances cost twice as much, benchmarks/)."""
+
+    kind: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    agentId: NotRequired[str]
+    action: NotRequired[Annotated[str, StringConstraints(min_length=1, max_length=256)]]
+    args: NotRequired[Any]
+    result: NotRequired[Any]
+    outcome: NotRequired[Literal["positive", "negative", "neutral", "error"] | None]
+    model: NotRequired[str]
+    text: NotRequired[str]
+    metadata: NotRequired[Any]
+    embedding: NotRequired[Embedding]
+
+
+@with_config(STRICT)
+class ToolConfig(TypedDict):
+    exempt: NotRequired[bool]
+    poll: NotRequired[bool]
+    repeat_warn: NotRequired[Any]  # Any: checked against the thresholds' bounds
+    repeat_critical: NotRequired[Any]
+    poll_warn: NotRequired[Any]
+    ignore_keys: NotRequired[Annotated[list[Key], Field(max_length=MAX_KEYS)]]
+
+
+class Settings(BaseModel):
+    """``config`` without the thresholds (checked by name, against their bounds)."""
+
+    model_config = STRICT
+    tools: dict[Annotated[str, StringConstraints(max_length=256)], ToolConfig] = Field(
+        default_factory=dict, max_length=MAX_TOOLS)
+    disabled_rules: list[str] = Field(default_factory=list, max_length=len(RULES))
+    reset_on_user_message: bool = True
+    ignore_keys: list[Key] = Field(default_factory=list, max_length=MAX_KEYS)
+    objective_embedding: Embedding | None = None
+
+
+class RunMonitorInput(BaseModel):
+    model_config = STRICT
+    steps: list[Step] = Field(max_length=SCHEMA_MAX_STEPS)
+    config: dict[str, Any] | None = None
+
+
+SETTINGS = tuple(Settings.model_fields)
+CONFIG_NAMES = (*DEFAULTS, *SETTINGS)
+
+
+def resolve_config(raw: Mapping[str, Any] | None, tenant: Mapping[str, Any] | None,
+                   where: str = CONFIG) -> MonitorConfig:
+    """``config`` (at ``where``: the runs API checks a run's config the same way) over the
+    tenant's settings, or VALIDATION_ERROR naming the field and its bounds."""
+    raw = raw or {}
+    if any(name not in CONFIG_NAMES for name in raw):
+        # Never echo the caller's unknown name: list the known ones.
+        raise validation_error(where, "names something that is not a setting "
+                                       f"({', '.join(CONFIG_NAMES)})")
+    thresholds = {name: effective(name, raw, tenant, where) for name in DEFAULTS}
+    settings = validate(Settings, {k: v for k, v in raw.items() if k in SETTINGS}, where)
+    unknown_rules = [r for r in settings.disabled_rules if r not in RULES]
+    if unknown_rules:
+        raise validation_error(f"{where}.disabled_rules",
+                               f"must name rules among {', '.join(RULES)}")
+    tools = {}
+    for name, policy in settings.tools.items():
+        own = {t: effective(t, policy, None, f"{where}.tools.<tool>") for t in TOOL_THRESHOLDS
+               if t in policy}
+        tools[name] = ToolPolicy(
+            exempt=policy.get("exempt", False), poll=policy.get("poll", False), thresholds=own,
+            ignore_keys=frozenset(canonical_key(k) for k in policy.get("ignore_keys", ())))
+    objective = settings.objective_embedding
+    return MonitorConfig(
+        thresholds=thresholds, tools=tools, disabled_rules=frozenset(settings.disabled_rules),
+        reset_on_user_message=settings.reset_on_user_message,
+        ignore_keys=frozenset(canonical_key(k) for k in settings.ignore_keys),
+        objective=tuple(objective) if objective else None, name_tools=False)
+
+
+def parse(raw: Any, tenant: Mapping[str, Any] | None = None
+          ) -> tuple[RunMonitorInput, MonitorConfig]:
+    check_input_size(raw, MAX_INPUT_BYTES, LIMIT)
+    check_event_count(raw, MAX_STEPS, LIMIT, "steps")
+    parsed = validate(RunMonitorInput, raw)
+    steps = parsed.steps
+    if len(steps) < MIN_STEPS:
+        raise validation_error("input.steps", f"must have at least {MIN_STEPS} step", INVALID)
+    config = resolve_config(parsed.config, tenant)
+    agents = set()
+    dimensions = {len(config.objective)} if config.objective else set()
+    for index, step in enumerate(steps):
+        if step["kind"] == "tool_call" and "action" not in step:
+            raise validation_error(f"input.steps.{index}.action",
+                                   "is required for a tool_call", INVALID)
+        if "agentId" in step:
+            agents.add(step["agentId"])
+        if "embedding" in step:
+            dimensions.add(len(step["embedding"]))
+    if len(agents) > 1:
+        raise validation_error("input.steps", "must all be of one agent (one agentId)", INVALID)
+    if len(dimensions) > 1:
+        raise validation_error("input.steps", "embeddings (and objective_embedding) must all "
+                                              "have the same length", INVALID)
+    if config.objective and not math.fsum(v * v for v in config.objective):
+        raise validation_error(f"{CONFIG}.objective_embedding", "must not be all zeros")
+    return parsed, config
+
+
+def run(raw: Any, tenant_thresholds: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Validate ``input``, feed its steps to the monitor; the verdict after the last step and
+    the timeline. Thresholds: ``config`` > the tenant's setting > the default."""
+    parsed, config = parse(raw, tenant_thresholds)
+    state = new_state()
+    timeline = []
+    answer = None
+    for index, step in enumerate(parsed.steps):
+        try:
+            state, answer = observe(state, step, config)
+        except CanonicalError as exc:
+            raise validation_error(f"input.steps.{index}", exc.issue) from None
+        if answer.findings:
+            timeline.append({"index": index,
+                             "findings": [{"rule": f.rule, "severity": f.severity}
+                                          for f in answer.findings],
+                             "action": answer.recommendation["action"]})
+    assert answer is not None  # at least one step
+    return {"steps": len(parsed.steps), "segmentStart": state["segmentStart"],
+            **answer.signal(), "timeline": timeline}
