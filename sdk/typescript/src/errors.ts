@@ -115,6 +115,13 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   LOOPS_EVENT_LIMIT_EXCEEDED: EventLimitExceededError,
   TIME_BUDGET_ABOVE_PLAN_CAP: ValidationError,
   PLAYBOOK_NOT_FOUND: NotFoundError,
+  // telemetry ingestion and failure groups (client.telemetry, GET /v1/failure-groups)
+  EXECUTION_EVENTS_INVALID: ValidationError,
+  EXECUTION_EVENT_LIMIT_EXCEEDED: EventLimitExceededError,
+  EXECUTION_ENDED: ConflictError,
+  EXECUTION_BATCH_OUT_OF_ORDER: ConflictError,
+  EXECUTION_NOT_FOUND: NotFoundError,
+  FAILURE_GROUP_NOT_FOUND: NotFoundError,
 };
 
 /** The family of each HTTP status, for a code the SDK does not know yet (any other 5xx: InternalError). */
