@@ -236,6 +236,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    from loopsense_local.tables import use_local_tables
+
+    use_local_tables()  # the store clients below name the local tables (no defaults)
     executions = 1 if args.quick else 5  # per writer: 4 batches of 50 each
     groups = 1_000 if args.quick else 10_000
     rounds = 10 if args.quick else 20
