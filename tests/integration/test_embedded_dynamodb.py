@@ -227,7 +227,7 @@ def post(store: EmbeddedDynamoDB, target: str, body: bytes) -> tuple[int, dict[s
 
 
 @pytest.mark.parametrize(("target", "body", "code"), [
-    ("BatchGetItem", b"{}", "UnknownOperationException"),
+    ("BatchWriteItem", b"{}", "UnknownOperationException"),
     ("GetItem", b"{not json", "SerializationException"),
     ("GetItem", b"[1, 2]", "ValidationException"),
     ("GetItem", b'{"TableName": "missing", "Key": {"id": {"S": "a"}}}',

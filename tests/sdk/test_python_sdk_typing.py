@@ -36,6 +36,20 @@ fired: bool = client.execute("agent.semantic_loop", semantic)["output"]["fired"]
 loops: LoopsInput = {"events": [{"type": "llm_call", "user_message": "hi"}], "durationMs": 5}
 findings: list[LoopsFinding] = client.execute("agent.loops", loops)["output"]["findings"]
 stats: LoopsStats = client.loops([{"type": "step"}])["output"]["stats"]
+run: RunMonitorInput = {"steps": [{"kind": "tool_call", "action": "a"}],
+                        "config": {"repeat_warn": 5, "tools": {"a": {"poll": True}}}}
+signal: RunMonitorOutput = client.execute("agent.run_monitor", run)["output"]
+looping: bool = signal["is_looping"]
+rules: list[RunRule] = [f["rule"] for f in client.run_monitor(run["steps"])["output"]["findings"]]
+""",
+    "runs": """
+signal = client.runs.signal("run-1", agent_id="ari")
+if signal.is_looping and signal.confidence >= 0.7:
+    rule: RunRule = signal.findings[0].rule
+batch: StepsResult = client.runs.steps("run-1", [{"kind": "tool_call", "action": "a"}],
+                                       agent_id="ari", idempotency_key="k")
+nudge: str | None = batch.recommendation.nudge
+client.runs.config("run-1", repeat_warn=5, disabled_rules=["novelty"])
 """,
     "any_skill": """
 from typing import Any
@@ -65,6 +79,13 @@ BAD = {
         'answer = client.execute("agent.loop_detect", {"events": [{"action": "a"}]})\n'
         'print(answer["output"]["loopDetectd"])\n'
     ),
+    "misspelt_run_config": (
+        'client.execute("agent.run_monitor", {"steps": [{"kind": "thought"}],\n'
+        '                                     "config": {"repeat_warning": 5}})\n'
+    ),
+    "unknown_run_rule": 'client.run_monitor([], config={"disabled_rules": ["loops"]})\n',
+    "misspelt_run_setting": 'client.runs.config("run-1", repeat_warning=5)\n',
+    "misspelt_signal_attribute": 'client.runs.signal("run-1", agent_id="a").is_lopping\n',
     "output_is_not_any": (
         'answer = client.execute("agent.semantic_loop", {"events": [{"type": "checkpoint"}]})\n'
         'count: str = answer["output"]["checkpoints"]\n'

@@ -40,6 +40,9 @@ from loopsense_sdk import (
     QuotaExceededError,
     RateLimitError,
     RequestTimeoutError,
+    RunAgentNotFoundError,
+    RunStepLimitExceededError,
+    RunWriteConflictError,
     SkillNotAccessibleError,
     SkillNotAvailableForPlanError,
     SkillNotFoundError,
@@ -176,6 +179,11 @@ def envelope(code: str, retryable: bool = False, details: Any = None) -> bytes:
     ("LOOP_EVENT_LIMIT_EXCEEDED", 429, EventLimitExceededError, RateLimitError),
     ("SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED", 429, EventLimitExceededError, RateLimitError),
     ("LOOPS_EVENT_LIMIT_EXCEEDED", 429, EventLimitExceededError, RateLimitError),
+    ("RUN_STEPS_INVALID", 400, ValidationError, ValidationError),
+    ("RUN_STEP_LIMIT_EXCEEDED", 429, RunStepLimitExceededError, EventLimitExceededError),
+    ("RUN_BATCH_INVALID", 400, ValidationError, ValidationError),
+    ("RUN_AGENT_NOT_FOUND", 404, RunAgentNotFoundError, NotFoundError),
+    ("RUN_WRITE_CONFLICT", 409, RunWriteConflictError, ConflictError),
     ("INTERNAL_ERROR", 500, InternalError, InternalError),
     ("PLAN_ELIGIBILITY_UNAVAILABLE", 503, UnavailableError, UnavailableError),
     ("EXECUTION_TIMEOUT", 504, ExecutionTimeoutError, ExecutionTimeoutError),
@@ -317,6 +325,68 @@ def test_the_helpers_build_each_skills_input() -> None:
                                   "endedAt": "2026-01-01T00:01:00Z"}
     assert [b["skillKey"] for b in bodies] == ["agent.semantic_loop", "agent.loops",
                                                "agent.loops"]
+
+
+def test_run_monitor_helper_builds_its_input() -> None:
+    fake = Fake(OK)
+    fake.client().run_monitor([{"kind": "thought"}], config={"repeat_warn": 3})
+    fake.client().run_monitor([{"kind": "thought"}])
+    bodies = [json.loads(r.body or b"") for r in fake.requests]
+    assert bodies == [{"skillKey": "agent.run_monitor",
+                       "input": {"steps": [{"kind": "thought"}], "config": {"repeat_warn": 3}}},
+                      {"skillKey": "agent.run_monitor", "input": {"steps": [{"kind": "thought"}]}}]
+
+
+# Every field any runs answer class reads, so one scripted answer serves every route.
+RUN_OK = HttpResponse(200, {}, json.dumps({"runId": "r:1", "agentId": "ari", "accepted": 2,
+                                           "sequence": 2, "reset": [], "config": {}}).encode())
+
+
+def test_runs_routes_send_their_method_path_and_body() -> None:
+    fake = Fake(RUN_OK)
+    runs = fake.client().runs
+    runs.register("r:1", agent_id="ari", role="support", objective_embedding=(1.0, 0.5))
+    runs.steps("r:1", [{"kind": "message", "text": "hi"}, {"kind": "thought", "agentId": "bob"}],
+               agent_id="ari")
+    runs.signal("r:1", agent_id="a&b")
+    runs.reset("r:1")
+    runs.reset("r:1", agent_id="ari")
+    runs.config("r:1", repeat_warn=5, tools={"poll_job": {"poll": True}})
+    runs.signal("a/b c", agent_id="ari")
+    sent = [(r.method, r.url.removeprefix("http://loopsense.test"),
+             json.loads(r.body) if r.body is not None else None) for r in fake.requests]
+    assert sent == [
+        ("POST", "/v1/runs/r:1/agents",
+         {"agentId": "ari", "role": "support", "objectiveEmbedding": [1.0, 0.5]}),
+        ("POST", "/v1/runs/r:1/steps", {"steps": [  # a step's own agentId is kept
+            {"agentId": "ari", "kind": "message", "text": "hi"},
+            {"agentId": "bob", "kind": "thought"}]}),
+        ("GET", "/v1/runs/r:1/signal?agentId=a%26b", None),
+        ("POST", "/v1/runs/r:1/reset", {}),
+        ("POST", "/v1/runs/r:1/reset", {"agentId": "ari"}),
+        ("PUT", "/v1/runs/r:1/config", {"repeat_warn": 5, "tools": {"poll_job": {"poll": True}}}),
+        ("GET", "/v1/runs/a%2Fb%20c/signal?agentId=ari", None),  # one segment, never a path
+    ]
+    keys = [r.headers.get("Idempotency-Key") for r in fake.requests]
+    assert keys[0] is None and keys[2:] == [None] * 5  # only steps is replayed by its key
+    assert keys[1] is not None and uuid.UUID(keys[1]).version == 4
+    assert all(r.headers["Authorization"] == "Bearer ls_test_key" for r in fake.requests)
+
+
+def test_a_runs_write_conflict_is_retried_with_the_same_idempotency_key() -> None:
+    fake = Fake(answer("RUN_WRITE_CONFLICT", 409, True), RUN_OK)
+    result = fake.client().runs.steps("r:1", [{"kind": "thought"}] * 2, agent_id="ari",
+                                      idempotency_key="batch-7")
+    assert (result.accepted, result.sequence) == (2, 2)
+    assert [r.headers["Idempotency-Key"] for r in fake.requests] == ["batch-7", "batch-7"]
+    assert len({r.body for r in fake.requests}) == 1 and len(fake.sleeps) == 1
+
+
+def test_runs_errors_are_raised_at_once_when_not_retryable() -> None:
+    fake = Fake(answer("RUN_AGENT_NOT_FOUND", 404, False), RUN_OK)
+    with pytest.raises(RunAgentNotFoundError) as caught:
+        fake.client().runs.signal("r:1", agent_id="nobody")
+    assert caught.value.attempts == 1 and len(fake.requests) == 1 and fake.sleeps == []
 
 
 def test_your_own_idempotency_key_is_sent_as_given() -> None:

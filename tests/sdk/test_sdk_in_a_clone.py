@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sdk.npm import NPM, PACKAGE, ROOT, node_test_summary, run
+from tests.sdk.npm import NPM, PACKAGE, ROOT, install_and_build, node_test_summary, run
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +31,7 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.skipif(NPM is None, reason="npm is not installed")
 def test_the_typescript_suite_passes_alone(clone: Path) -> None:
     assert NPM is not None
+    install_and_build()  # this checkout's node_modules, which the copy links to
     package = clone / "sdk" / "typescript"
     (package / "node_modules").symlink_to(PACKAGE / "node_modules", target_is_directory=True)
     run(NPM, "run", "build", cwd=package)

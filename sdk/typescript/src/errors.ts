@@ -49,7 +49,7 @@ export class LoopsenseError extends Error {
   }
 }
 
-/** 400: VALIDATION_ERROR, a skill's input errors (LOOP_EVENTS_INVALID), TIME_BUDGET_ABOVE_PLAN_CAP. */
+/** 400: VALIDATION_ERROR, a skill's input errors (LOOP_EVENTS_INVALID, RUN_STEPS_INVALID), RUN_BATCH_INVALID, TIME_BUDGET_ABOVE_PLAN_CAP. */
 export class ValidationError extends LoopsenseError {}
 /** 401 UNAUTHORIZED: no key, a malformed, unknown or revoked key. */
 export class AuthenticationError extends LoopsenseError {}
@@ -59,16 +59,21 @@ export class PermissionDeniedError extends LoopsenseError {}
 export class SkillNotAccessibleError extends PermissionDeniedError {}
 /** 403 SKILL_NOT_AVAILABLE_FOR_PLAN: the tenant's plan does not include this skill. */
 export class SkillNotAvailableForPlanError extends PermissionDeniedError {}
-/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND; 405 METHOD_NOT_ALLOWED. */
+/** 404 SKILL_NOT_FOUND, ROUTE_NOT_FOUND, PLAYBOOK_NOT_FOUND, RUN_AGENT_NOT_FOUND; 405 METHOD_NOT_ALLOWED. */
 export class NotFoundError extends LoopsenseError {}
 /** 404 SKILL_NOT_FOUND: no such skill, or no such version. */
 export class SkillNotFoundError extends NotFoundError {}
-/** 409 IDEMPOTENCY_KEY_REUSED (not retryable), IDEMPOTENCY_IN_PROGRESS (retryable). */
+/** 404 RUN_AGENT_NOT_FOUND: the run has no such agent (never registered, or expired). */
+export class RunAgentNotFoundError extends NotFoundError {}
+/** 409 IDEMPOTENCY_KEY_REUSED (not retryable), IDEMPOTENCY_IN_PROGRESS, RUN_WRITE_CONFLICT (retryable). */
 export class ConflictError extends LoopsenseError {}
 /** 409 IDEMPOTENCY_KEY_REUSED: the same key with another body (not retryable). */
 export class IdempotencyKeyReusedError extends ConflictError {}
 /** 409 IDEMPOTENCY_IN_PROGRESS: the first request with this key is still running (retryable). */
 export class IdempotencyInProgressError extends ConflictError {}
+/** 409 RUN_WRITE_CONFLICT: concurrent step batches of one agent kept winning the race; retryable
+ * with the same Idempotency-Key (no step is applied twice). */
+export class RunWriteConflictError extends ConflictError {}
 /** 429: too many requests, credits used up, or too many events in one call. Check `retryable`:
  * the event limits are not (split the input instead). */
 export class RateLimitError extends LoopsenseError {}
@@ -78,6 +83,9 @@ export class TenantRateLimitedError extends RateLimitError {}
 export class QuotaExceededError extends RateLimitError {}
 /** 429 LOOP_EVENT_LIMIT_EXCEEDED and the like: too many events or bytes in one call (not retryable). */
 export class EventLimitExceededError extends RateLimitError {}
+/** 429 RUN_STEP_LIMIT_EXCEEDED: more than 5,000 steps or 2 MiB in one agent.run_monitor call
+ * (not retryable: send fewer, or use the runs API). */
+export class RunStepLimitExceededError extends EventLimitExceededError {}
 /** 503 PLAN_ELIGIBILITY_UNAVAILABLE, SERVER_BUSY (and other 502/503 answers). */
 export class UnavailableError extends LoopsenseError {}
 /** 504 EXECUTION_TIMEOUT: the skill did not finish within its time budget. */
@@ -115,6 +123,11 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   LOOPS_EVENT_LIMIT_EXCEEDED: EventLimitExceededError,
   TIME_BUDGET_ABOVE_PLAN_CAP: ValidationError,
   PLAYBOOK_NOT_FOUND: NotFoundError,
+  RUN_STEPS_INVALID: ValidationError,
+  RUN_STEP_LIMIT_EXCEEDED: RunStepLimitExceededError,
+  RUN_BATCH_INVALID: ValidationError,
+  RUN_AGENT_NOT_FOUND: RunAgentNotFoundError,
+  RUN_WRITE_CONFLICT: RunWriteConflictError,
   // telemetry ingestion and failure groups (client.telemetry, GET /v1/failure-groups)
   EXECUTION_EVENTS_INVALID: ValidationError,
   EXECUTION_EVENT_LIMIT_EXCEEDED: EventLimitExceededError,

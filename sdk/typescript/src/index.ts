@@ -7,7 +7,8 @@ export {
   InternalError, LoopsenseError, NotFoundError, PermissionDeniedError, QuotaExceededError,
   RateLimitError, UnavailableError, ValidationError, SkillNotAccessibleError,
   SkillNotAvailableForPlanError, SkillNotFoundError, IdempotencyKeyReusedError,
-  IdempotencyInProgressError, TenantRateLimitedError, EventLimitExceededError, RequestTimeoutError, STATUS_CLASSES, errorClassForStatus, errorFromResponse,
+  IdempotencyInProgressError, TenantRateLimitedError, EventLimitExceededError, RequestTimeoutError,
+  RunAgentNotFoundError, RunStepLimitExceededError, RunWriteConflictError, STATUS_CLASSES, errorClassForStatus, errorFromResponse,
   parseRetryAfter,
 } from "./errors.js";
 export type { ErrorDetail, LoopsenseErrorInit } from "./errors.js";

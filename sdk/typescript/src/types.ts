@@ -148,12 +148,134 @@ export interface LoopsOutput {
   thresholds: Required<LoopsThresholds>;
 }
 
+// ---- agent.run_monitor (and the runs API, which answers with the same signal) --------------
+
+export type RunRule =
+  | "repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop"
+  | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty";
+export type RunSeverity = "warning" | "critical";
+export type RunAction = "continue" | "nudge" | "break";
+
+/** One step of an agent's run. No other fields (the runs API requires agentId). */
+export interface RunStep {
+  /** "tool_call", "llm_call", "message", "user_message", "thought", "recall", ... */
+  kind: string;
+  /** One agent per call. */
+  agentId?: string;
+  /** The tool's name: required for a tool_call. */
+  action?: string;
+  args?: JsonValue;
+  /** Only its canonical hash is used. */
+  result?: JsonValue;
+  outcome?: "positive" | "negative" | "neutral" | "error" | null;
+  model?: string;
+  text?: string;
+  /** A checkpoint's state. */
+  metadata?: JsonValue;
+  /** 1..4,096 numbers, the same length in every step. */
+  embedding?: number[];
+}
+
+export interface RunToolPolicy {
+  /** Never counted. */
+  exempt?: boolean;
+  /** Always polling: warning at poll_warn, never critical. */
+  poll?: boolean;
+  repeat_warn?: number;
+  repeat_critical?: number;
+  poll_warn?: number;
+  ignore_keys?: string[];
+}
+
+/** Overrides the tenant's settings (docs/skills/run_monitor.md, config: bounds there). */
+export interface RunMonitorConfig {
+  repeat_warn?: number;
+  repeat_critical?: number;
+  poll_warn?: number;
+  cycle_window?: number;
+  cycle_repeats?: number;
+  error_streak?: number;
+  monologue_limit?: number;
+  content_chunk_chars?: number;
+  content_repeats?: number;
+  stagnation_threshold?: number;
+  condensation_limit?: number;
+  drift_threshold?: number;
+  novelty_window?: number;
+  novelty_floor?: number;
+  history_size?: number;
+  nudges_before_break?: number;
+  /** Up to 256 tools. */
+  tools?: Record<string, RunToolPolicy>;
+  disabled_rules?: RunRule[];
+  reset_on_user_message?: boolean;
+  /** Up to 64 volatile keys. */
+  ignore_keys?: string[];
+  /** Stateless only: the runs API registers the objective per agent. */
+  objective_embedding?: number[];
+}
+
+export interface RunMonitorInput {
+  /** 1..5,000 steps, at most 2 MiB. */
+  steps: RunStep[];
+  config?: RunMonitorConfig | null;
+}
+
+export interface RunFinding {
+  rule: RunRule;
+  severity: RunSeverity;
+  count: number;
+  rationale: string;
+  stepIndices: number[];
+}
+
+export interface RunRecommendation {
+  action: RunAction;
+  /** nudge and break: the text to inject. */
+  nudge?: string;
+}
+
+/** The monitor's verdict: agent.run_monitor's output holds it, the runs API's signal answers it. */
+export interface RunSignal {
+  is_looping: boolean;
+  is_stuck: boolean;
+  is_drifting: boolean;
+  is_novelty_starved: boolean;
+  /** 0..1. */
+  loop_score: number;
+  /** 0..2, -1 when unknown. */
+  drift_score: number;
+  /** 0..1. */
+  novelty_score: number;
+  /** 0..1. */
+  confidence: number;
+  source: "rule";
+  rationale: string;
+  findings: RunFinding[];
+  recommendation: RunRecommendation;
+}
+
+export interface RunTimelineEntry {
+  index: number;
+  findings: { rule: RunRule; severity: RunSeverity }[];
+  action: RunAction;
+}
+
+export interface RunMonitorOutput extends RunSignal {
+  steps: number;
+  /** The first step of the current segment. */
+  segmentStart: number;
+  /** Every step that had findings. */
+  timeline: RunTimelineEntry[];
+}
+
 // ---- the map execute() is typed by ----------------------------------------------------------
 
 export interface SkillMap {
   "agent.loop_detect": { input: LoopDetectInput; output: LoopDetectOutput };
   "agent.semantic_loop": { input: SemanticLoopInput; output: SemanticLoopOutput };
   "agent.loops": { input: LoopsInput; output: LoopsOutput };
+  "agent.run_monitor": { input: RunMonitorInput; output: RunMonitorOutput };
 }
 
 export type SkillKey = keyof SkillMap;

@@ -9,6 +9,7 @@ import {
   AuthenticationError, Client, ConflictError, ConnectionError, ExecutionTimeoutError,
   InternalError, LoopsenseError, NotFoundError, PermissionDeniedError, QuotaExceededError,
   RateLimitError, UnavailableError, ValidationError, backoffDelay, EventLimitExceededError,
+  RunAgentNotFoundError, RunStepLimitExceededError, RunWriteConflictError,
   IdempotencyInProgressError, IdempotencyKeyReusedError, SkillNotAccessibleError,
   SkillNotAvailableForPlanError, SkillNotFoundError, TenantRateLimitedError, RequestTimeoutError, errorFromResponse,
   parseRetryAfter,
@@ -98,6 +99,11 @@ describe("errors: by code, then by status", () => {
     ["PLAN_ELIGIBILITY_UNAVAILABLE", 503, true, UnavailableError],
     ["EXECUTION_TIMEOUT", 504, true, ExecutionTimeoutError],
     ["INTERNAL_ERROR", 500, true, InternalError],
+    ["RUN_STEPS_INVALID", 400, false, ValidationError],
+    ["RUN_STEP_LIMIT_EXCEEDED", 429, false, RunStepLimitExceededError],
+    ["RUN_BATCH_INVALID", 400, false, ValidationError],
+    ["RUN_AGENT_NOT_FOUND", 404, false, RunAgentNotFoundError],
+    ["RUN_WRITE_CONFLICT", 409, true, RunWriteConflictError],
     ["SOME_NEW_SKILL_CODE", 400, false, ValidationError],
     ["SOME_NEW_LIMIT", 429, false, RateLimitError],
   ];
@@ -119,6 +125,9 @@ describe("errors: by code, then by status", () => {
     assert.ok(SkillNotFoundError.prototype instanceof NotFoundError);
     assert.ok(IdempotencyKeyReusedError.prototype instanceof ConflictError);
     assert.ok(RequestTimeoutError.prototype instanceof ConnectionError);
+    assert.ok(RunStepLimitExceededError.prototype instanceof EventLimitExceededError);
+    assert.ok(RunAgentNotFoundError.prototype instanceof NotFoundError);
+    assert.ok(RunWriteConflictError.prototype instanceof ConflictError);
   });
   test("a body that is not an envelope: by status", () => {
     const error = errorFromResponse(502, "<html>bad gateway</html>", new Headers());
@@ -272,6 +281,16 @@ describe("types", () => {
     await h.client.execute("agent.loop_detect", { events: [], similarity: "FUZZY" });
     // @ts-expect-error: agent.loops thresholds have their own names
     await h.client.execute("agent.loops", { events: [], thresholds: { revisit_threshold: 3 } });
+    const run = await h.client.execute("agent.run_monitor", {
+      steps: [{ kind: "tool_call", action: "a", args: { q: 1 }, outcome: "error" }],
+      config: { repeat_warn: 5, tools: { a: { poll: true } }, disabled_rules: ["novelty"] },
+    });
+    const looping: boolean | undefined = run.output.is_looping; // RunMonitorOutput
+    assert.equal(looping, undefined); // (the scripted answer is loop_detect's)
+    // @ts-expect-error: agent.run_monitor config names are the settings' names
+    await h.client.execute("agent.run_monitor", { steps: [{ kind: "thought" }], config: { repeat_warning: 5 } });
+    // @ts-expect-error: disabled_rules name rules
+    await h.client.execute("agent.run_monitor", { steps: [], config: { disabled_rules: ["loops"] } });
     const other = await h.client.executeAny("test.sleep", { ms: 1 }); // any key: unknown output
     const unknownOutput: unknown = other.output;
     assert.ok(unknownOutput);

@@ -1,5 +1,6 @@
-"""loopsense SDK for Python: ``Client.execute``, typed errors, safe retries, and the semantic_loop
-canonical form computed locally. Standard library only.
+"""loopsense SDK for Python: ``Client.execute``, ``Client.runs`` (the stateful runs API), typed
+errors, safe retries, and the semantic_loop canonical form computed locally. Standard library
+only.
 
     from loopsense_sdk import Client
 
@@ -42,12 +43,27 @@ from loopsense_sdk.errors import (  # noqa: E402
     QuotaExceededError,
     RateLimitError,
     RequestTimeoutError,
+    RunAgentNotFoundError,
+    RunStepLimitExceededError,
+    RunWriteConflictError,
     SkillNotAccessibleError,
     SkillNotAvailableForPlanError,
     SkillNotFoundError,
     TenantRateLimitedError,
     UnavailableError,
     ValidationError,
+)
+from loopsense_sdk.runs import (  # noqa: E402
+    AgentReset,
+    Finding,
+    Recommendation,
+    Retention,
+    RunAgent,
+    RunConfig,
+    RunReset,
+    Runs,
+    Signal,
+    StepsResult,
 )
 from loopsense_sdk.telemetry import Telemetry  # noqa: E402
 from loopsense_sdk.types import (  # noqa: E402
@@ -62,6 +78,17 @@ from loopsense_sdk.types import (  # noqa: E402
     LoopsOutput,
     LoopsStats,
     LoopsThresholds,
+    RunFinding,
+    RunMonitorConfig,
+    RunMonitorInput,
+    RunMonitorOutput,
+    RunRecommendation,
+    RunRule,
+    RunSignal,
+    RunStep,
+    RunTimelineEntry,
+    RunTimelineFinding,
+    RunToolPolicy,
     SemanticLoopGroup,
     SemanticLoopInput,
     SemanticLoopOutput,
@@ -73,6 +100,16 @@ from loopsense_sdk.types import (  # noqa: E402
 __all__ = [
     "DEFAULT_BASE_URL",
     "APIConnectionError",
+    "AgentReset",
+    "Finding",
+    "Recommendation",
+    "Retention",
+    "RunAgent",
+    "RunConfig",
+    "RunReset",
+    "Runs",
+    "Signal",
+    "StepsResult",
     "AuthenticationError",
     "Billing",
     "CanonicalError",
@@ -102,6 +139,20 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "RequestTimeoutError",
+    "RunAgentNotFoundError",
+    "RunFinding",
+    "RunMonitorConfig",
+    "RunMonitorInput",
+    "RunMonitorOutput",
+    "RunRecommendation",
+    "RunRule",
+    "RunSignal",
+    "RunStep",
+    "RunStepLimitExceededError",
+    "RunTimelineEntry",
+    "RunTimelineFinding",
+    "RunToolPolicy",
+    "RunWriteConflictError",
     "SemanticLoopGroup",
     "SemanticLoopInput",
     "SemanticLoopOutput",

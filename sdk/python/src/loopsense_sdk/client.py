@@ -38,6 +38,7 @@ from loopsense_sdk.errors import (
     RequestTimeoutError,
     error_from_response,
 )
+from loopsense_sdk.runs import Runs
 from loopsense_sdk.types import (
     ExecuteResponse,
     LoopDetectInput,
@@ -45,6 +46,9 @@ from loopsense_sdk.types import (
     LoopsInput,
     LoopsOutput,
     LoopsThresholds,
+    RunMonitorConfig,
+    RunMonitorInput,
+    RunMonitorOutput,
     SemanticLoopInput,
     SemanticLoopOutput,
     SemanticLoopThresholds,
@@ -160,6 +164,7 @@ class Client:
         self._sleep = sleep
         self._random = random
         self._clock = clock
+        self.runs = Runs(self._send)  # the stateful runs API (loopsense_sdk.runs)
 
     def __repr__(self) -> str:  # never the key
         return (f"Client(base_url={self.base_url!r}, timeout={self.timeout}, "
@@ -180,6 +185,11 @@ class Client:
     def execute(self, skill_key: Literal["agent.loops"], input: LoopsInput, *,
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[LoopsOutput]: ...
+
+    @overload
+    def execute(self, skill_key: Literal["agent.run_monitor"], input: RunMonitorInput, *,
+                version: str | None = None, idempotency_key: str | None = None,
+                ) -> ExecuteResponse[RunMonitorOutput]: ...
 
     def execute(self, skill_key: SkillKey, input: Any, *,  # noqa: A002 - the wire name
                 version: str | None = None, idempotency_key: str | None = None,
@@ -203,10 +213,8 @@ class Client:
         envelope: dict[str, Any] = {"skillKey": skill_key, "input": input}
         if version is not None:
             envelope["version"] = version
-        body = json.dumps(envelope, ensure_ascii=False, allow_nan=False,
-                          separators=(",", ":")).encode("utf-8")
         key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
-        answer = self._call("POST", "/v1/execute", body, {"Idempotency-Key": key})
+        answer = self._send("POST", "/v1/execute", envelope, {"Idempotency-Key": key})
         return cast(ExecuteResponse[Any], answer)
 
     # ---- one helper per v1 skill --------------------------------------------------------------
@@ -249,6 +257,17 @@ class Client:
         answer = self._execute("agent.loops", payload, version, idempotency_key)
         return cast(ExecuteResponse[LoopsOutput], answer)
 
+    def run_monitor(self, steps: Sequence[Mapping[str, Any]], *,
+                    config: RunMonitorConfig | None = None,
+                    version: str | None = None, idempotency_key: str | None = None,
+                    ) -> ExecuteResponse[RunMonitorOutput]:
+        """agent.run_monitor: the run monitor's verdict after the last of one agent's steps
+        (looping, stuck, drifting; continue, nudge or break) and the timeline."""
+        payload: dict[str, Any] = {"steps": list(steps)}
+        _put(payload, "config", config)
+        answer = self._execute("agent.run_monitor", payload, version, idempotency_key)
+        return cast(ExecuteResponse[RunMonitorOutput], answer)
+
     def telemetry(self, execution_id: str, *, batch_size: int = 50,
                   flush_interval: float = 1.0, max_buffered: int = 10_000) -> Telemetry:
         """Streaming telemetry of one execution, sent in the background (failure groups):
@@ -268,6 +287,13 @@ class Client:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return delay
+
+    def _send(self, method: str, path: str, body: Any,
+              extra_headers: Mapping[str, str]) -> Any:
+        """One call with a JSON body (None: no body), retried by ``_call``'s rules."""
+        data = None if body is None else json.dumps(
+            body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        return self._call(method, path, data, extra_headers)
 
     def _call(self, method: str, path: str, body: bytes | None,
               extra_headers: Mapping[str, str]) -> Any:

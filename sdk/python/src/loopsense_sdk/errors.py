@@ -11,20 +11,23 @@ last. ``retryable`` is the server's word, never guessed from the class.
 Families (catch the family, or the specific class, or ``LoopsenseError`` for all)::
 
     LoopsenseError
-    ├── ValidationError            400  VALIDATION_ERROR, LOOP_EVENTS_INVALID, ...
+    ├── ValidationError            400  VALIDATION_ERROR, LOOP_EVENTS_INVALID, RUN_*_INVALID, ...
     ├── AuthenticationError        401  UNAUTHORIZED
     ├── PermissionDeniedError      403
     │   ├── SkillNotAccessibleError       SKILL_NOT_ACCESSIBLE (the key is scoped)
     │   └── SkillNotAvailableForPlanError SKILL_NOT_AVAILABLE_FOR_PLAN
     ├── NotFoundError              404  (and 405 METHOD_NOT_ALLOWED)
-    │   └── SkillNotFoundError            SKILL_NOT_FOUND
+    │   ├── SkillNotFoundError            SKILL_NOT_FOUND
+    │   └── RunAgentNotFoundError         RUN_AGENT_NOT_FOUND (register the agent first)
     ├── ConflictError              409
     │   ├── IdempotencyKeyReusedError     IDEMPOTENCY_KEY_REUSED (not retryable)
-    │   └── IdempotencyInProgressError    IDEMPOTENCY_IN_PROGRESS (retryable)
+    │   ├── IdempotencyInProgressError    IDEMPOTENCY_IN_PROGRESS (retryable)
+    │   └── RunWriteConflictError         RUN_WRITE_CONFLICT (retryable, same Idempotency-Key)
     ├── RateLimitError             429
     │   ├── TenantRateLimitedError        TENANT_RATE_LIMITED (retryable)
     │   ├── QuotaExceededError            QUOTA_EXCEEDED (retryable at the period's reset)
-    │   └── EventLimitExceededError       *_EVENT_LIMIT_EXCEEDED (not retryable: split input)
+    │   └── EventLimitExceededError       *_LIMIT_EXCEEDED (not retryable: split input)
+    │       └── RunStepLimitExceededError     RUN_STEP_LIMIT_EXCEEDED
     ├── InternalError              500  INTERNAL_ERROR
     ├── UnavailableError           503  PLAN_ELIGIBILITY_UNAVAILABLE, SERVER_BUSY (and 502)
     ├── ExecutionTimeoutError      504  EXECUTION_TIMEOUT (the skill ran out of its budget)
@@ -56,6 +59,9 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "RequestTimeoutError",
+    "RunAgentNotFoundError",
+    "RunStepLimitExceededError",
+    "RunWriteConflictError",
     "SkillNotAccessibleError",
     "SkillNotAvailableForPlanError",
     "SkillNotFoundError",
@@ -138,8 +144,12 @@ class SkillNotFoundError(NotFoundError):
     """404 SKILL_NOT_FOUND: check the skill key and version."""
 
 
+class RunAgentNotFoundError(NotFoundError):
+    """404 RUN_AGENT_NOT_FOUND: the run has no such agent (never registered, or expired)."""
+
+
 class ConflictError(LoopsenseError):
-    """409: an Idempotency-Key conflict."""
+    """409: an Idempotency-Key conflict, or a write that lost a race."""
 
 
 class IdempotencyKeyReusedError(ConflictError):
@@ -148,6 +158,11 @@ class IdempotencyKeyReusedError(ConflictError):
 
 class IdempotencyInProgressError(ConflictError):
     """409 IDEMPOTENCY_IN_PROGRESS: the first request with this key is still running."""
+
+
+class RunWriteConflictError(ConflictError):
+    """409 RUN_WRITE_CONFLICT: concurrent step batches of the same agent kept winning the race;
+    retryable (the retry sends the same Idempotency-Key, so no step is applied twice)."""
 
 
 class RateLimitError(LoopsenseError):
@@ -165,11 +180,14 @@ class QuotaExceededError(RateLimitError):
     the reset (usually far beyond a call's deadline, so the SDK fails at once)."""
 
 
-
-
 class EventLimitExceededError(RateLimitError):
     """429 LOOP_EVENT_LIMIT_EXCEEDED and the like: the input has too many events or bytes. Not
     retryable: split the input."""
+
+
+class RunStepLimitExceededError(EventLimitExceededError):
+    """429 RUN_STEP_LIMIT_EXCEEDED: more than 5,000 steps or 2 MiB in one agent.run_monitor
+    call. Not retryable: send fewer steps, or use the runs API (``client.runs``)."""
 
 
 class InternalError(LoopsenseError):
@@ -225,6 +243,11 @@ _BY_CODE: dict[str, type[LoopsenseError]] = {
     "SERVER_BUSY": UnavailableError,
     "EXECUTION_TIMEOUT": ExecutionTimeoutError,
     "INTERNAL_ERROR": InternalError,
+    "RUN_STEPS_INVALID": ValidationError,
+    "RUN_STEP_LIMIT_EXCEEDED": RunStepLimitExceededError,
+    "RUN_BATCH_INVALID": ValidationError,
+    "RUN_AGENT_NOT_FOUND": RunAgentNotFoundError,
+    "RUN_WRITE_CONFLICT": RunWriteConflictError,
     # telemetry ingestion and failure groups (client.telemetry, GET /v1/failure-groups)
     "EXECUTION_EVENTS_INVALID": ValidationError,
     "EXECUTION_EVENT_LIMIT_EXCEEDED": EventLimitExceededError,

@@ -21,7 +21,6 @@ last, bounded flush. Nothing of the events is ever logged.
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import threading
 import time
@@ -126,7 +125,7 @@ class Telemetry:
             return False
         body = {} if duration_ms is None else {"durationMs": duration_ms}
         try:
-            self._client._call("POST", f"{self._path}/end", json.dumps(body).encode(), {})
+            self._client._send("POST", f"{self._path}/end", body, {})
         except LoopsenseError as error:
             log.debug("loopsense telemetry: end failed with %s", error.code)
             return False
@@ -174,8 +173,7 @@ class Telemetry:
     def _send(self, batch: list[dict[str, Any]], key: str) -> bool:
         """True when the batch is done with: applied, or refused for good (then dropped)."""
         try:
-            self._client._call("POST", f"{self._path}/events",
-                               json.dumps({"events": batch}).encode(),
+            self._client._send("POST", f"{self._path}/events", {"events": batch},
                                {"Idempotency-Key": key})
         except LoopsenseError as error:
             if error.retryable:

@@ -20,6 +20,17 @@ __all__ = [
     "LoopsOutput",
     "LoopsStats",
     "LoopsThresholds",
+    "RunFinding",
+    "RunMonitorConfig",
+    "RunMonitorInput",
+    "RunMonitorOutput",
+    "RunRecommendation",
+    "RunRule",
+    "RunSignal",
+    "RunStep",
+    "RunTimelineEntry",
+    "RunTimelineFinding",
+    "RunToolPolicy",
     "SemanticLoopGroup",
     "SemanticLoopInput",
     "SemanticLoopOutput",
@@ -28,7 +39,7 @@ __all__ = [
     "TelemetryEvent",
 ]
 
-SkillKey = Literal["agent.loop_detect", "agent.semantic_loop", "agent.loops"]
+SkillKey = Literal["agent.loop_detect", "agent.semantic_loop", "agent.loops", "agent.run_monitor"]
 
 OutputT = TypeVar("OutputT")
 
@@ -170,3 +181,111 @@ class LoopsOutput(TypedDict):
     findings: list[LoopsFinding]
     stats: LoopsStats
     thresholds: LoopsThresholds
+
+
+# ---- agent.run_monitor (and the runs API, which answers with the same signal) -----------------
+RunRule = Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop",
+                  "repeated_query", "stagnation", "condensation_loop", "drift", "novelty"]
+
+
+class RunStep(TypedDict, total=False):
+    """One step of an agent's run. No other fields (the runs API requires ``agentId``)."""
+
+    kind: Required[str]  # "tool_call", "llm_call", "message", "user_message", "thought", ...
+    agentId: str  # one agent per call
+    action: str  # the tool's name: required for a tool_call
+    args: Any
+    result: Any  # only its canonical hash is used
+    outcome: Literal["positive", "negative", "neutral", "error"] | None
+    model: str
+    text: str
+    metadata: Any  # a checkpoint's state
+    embedding: list[float]  # 1..4,096, the same length in every step
+
+
+class RunToolPolicy(TypedDict, total=False):
+    exempt: bool  # never counted
+    poll: bool  # always polling: warning at poll_warn, never critical
+    repeat_warn: int
+    repeat_critical: int
+    poll_warn: int
+    ignore_keys: list[str]  # this tool's own volatile keys
+
+
+class RunMonitorConfig(TypedDict, total=False):
+    """Overrides the tenant's settings (docs/skills/run_monitor.md, config: bounds there)."""
+
+    repeat_warn: int
+    repeat_critical: int
+    poll_warn: int
+    cycle_window: int
+    cycle_repeats: int
+    error_streak: int
+    monologue_limit: int
+    content_chunk_chars: int
+    content_repeats: int
+    stagnation_threshold: int
+    condensation_limit: int
+    drift_threshold: float
+    novelty_window: int
+    novelty_floor: float
+    history_size: int
+    nudges_before_break: int
+    tools: dict[str, RunToolPolicy]  # up to 256 tools
+    disabled_rules: list[RunRule]
+    reset_on_user_message: bool
+    ignore_keys: list[str]  # up to 64
+    objective_embedding: list[float]  # stateless only: the runs API registers it per agent
+
+
+class RunMonitorInput(TypedDict, total=False):
+    steps: Required[list[RunStep]]  # 1..5,000, at most 2 MiB
+    config: RunMonitorConfig | None
+
+
+class RunFinding(TypedDict):
+    rule: RunRule
+    severity: Literal["warning", "critical"]
+    count: int
+    rationale: str
+    stepIndices: list[int]
+
+
+class RunRecommendation(TypedDict):
+    action: Literal["continue", "nudge", "break"]
+    nudge: NotRequired[str]  # nudge and break: the text to inject
+
+
+class RunSignal(TypedDict):
+    """The monitor's verdict: agent.run_monitor's output holds it, the runs API's ``signal``
+    answers it."""
+
+    is_looping: bool
+    is_stuck: bool
+    is_drifting: bool
+    is_novelty_starved: bool
+    loop_score: float  # 0..1
+    drift_score: float  # 0..2, -1 when unknown
+    novelty_score: float  # 0..1
+    confidence: float  # 0..1
+    source: Literal["rule"]
+    rationale: str
+    findings: list[RunFinding]
+    recommendation: RunRecommendation
+
+
+class RunTimelineFinding(TypedDict):
+    rule: RunRule
+    severity: Literal["warning", "critical"]
+
+
+class RunTimelineEntry(TypedDict):
+    index: int
+    findings: list[RunTimelineFinding]
+    action: Literal["continue", "nudge", "break"]
+
+
+class RunMonitorOutput(RunSignal):
+    steps: int
+    segmentStart: int  # the first step of the current segment
+    timeline: list[RunTimelineEntry]  # every step that had findings
