@@ -15,6 +15,7 @@ Every answer is the envelope, and nothing of a request is logged.
 from __future__ import annotations
 
 import asyncio
+import base64
 import signal
 import socket
 import uuid
@@ -148,7 +149,12 @@ def _busy(what: str) -> LoopsenseError:
 async def _send(send: Send, prefix: str, response: dict[str, Any], close: bool,
                 http1: bool) -> None:
     payload = response.get("body", "")
-    data = payload.encode() if isinstance(payload, str) else jsonio.dumps(payload).encode()
+    if response.get("isBase64Encoded"):  # a binary answer (OTLP protobuf), as API Gateway decodes
+        data = base64.b64decode(payload)
+    elif isinstance(payload, str):
+        data = payload.encode()
+    else:
+        data = jsonio.dumps(payload).encode()
     headers = {**(response.get("headers") or {}), "Content-Length": len(data)}
     if close and http1:  # h11 then closes the connection after this answer
         headers["Connection"] = "close"

@@ -130,14 +130,19 @@ def serve(options: ServeOptions) -> int:
 
     from loopsense_local.gateway import Gateway
     from loopsense_local.http_server import HttpServer
+    from loopsense_local.schedules import Scheduler, template_schedules
+    from loopsense_local.tables import load_template
 
     server = HttpServer(Gateway(), options.host, options.port, options.limits)
+    # The template's schedules (the telemetry sweeper), run in process as EventBridge would.
+    scheduler = Scheduler(template_schedules(load_template())).start()
     url = f"http://{_url_host(options.host)}:{server.port}"
     print(_banner(options, url, store_endpoint, embedded is not None), flush=True)
     print(f"loopsense: ready {url}", flush=True)
     try:
         server.run()  # until SIGINT or SIGTERM
     finally:
+        scheduler.stop()
         if embedded is not None:
             embedded.stop()
         print("loopsense: stopped", flush=True)

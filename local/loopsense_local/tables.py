@@ -23,9 +23,9 @@ TABLES: dict[str, str] = {
     "UsageTable": "usage_table",
     "RateLimitsTable": "rate_limits_table",
     "IdempotencyTable": "idempotency_table",
+    "TelemetryTable": "telemetry_table",
     "RunsTable": "runs_table",
 }
-
 
 
 def local_table_name(field_name: str) -> str:

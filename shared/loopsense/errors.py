@@ -61,6 +61,18 @@ PLATFORM_ERRORS: dict[str, ErrorKind] = {
     "RUN_SNAPSHOT_NOT_FOUND": ErrorKind(
         404, False, "use a snapshot_id a circuit break or restore of this run returned"
     ),
+
+    # telemetry ingestion and failure groups (docs/failure-groups.md)
+    "EXECUTION_EVENTS_INVALID": ErrorKind(400, False, "fix the named field; nothing of the batch "
+                                                      "was applied"),
+    "EXECUTION_EVENT_LIMIT_EXCEEDED": ErrorKind(429, False, "send at most 500 events per batch"),
+    "EXECUTION_ENDED": ErrorKind(409, False, "send events of a finished execution under a new "
+                                             "executionId"),
+    "EXECUTION_BATCH_OUT_OF_ORDER": ErrorKind(409, True, "send the missing earlier batches "
+                                                         "first, then retry this one"),
+    "EXECUTION_NOT_FOUND": ErrorKind(404, False, "send the execution's events first"),
+    "FAILURE_GROUP_NOT_FOUND": ErrorKind(404, False, "list the groups with GET "
+                                                     "/v1/failure-groups"),
 }
 
 # The codes only one skill answers with: each is in that skill's catalog entry (Skill.errors),

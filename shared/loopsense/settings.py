@@ -30,6 +30,7 @@ class Settings(BaseSettings):
     rate_limits_table: str
     idempotency_table: str
     runs_table: str
+    telemetry_table: str
     # None: the standard AWS configuration (AWS_ENDPOINT_URL_DYNAMODB, region, credentials).
     dynamodb_endpoint: str | None = None
     region: str | None = None  # None: boto3's own (AWS_REGION on Lambda, the profile elsewhere)

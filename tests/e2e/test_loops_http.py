@@ -112,7 +112,8 @@ def test_each_playbook_is_served_as_json(server: Server, name):
     assert answer.lower_headers()["content-type"] == "application/json"
     body = answer.json()
     assert (body["name"], body["markdown"]) == (name, markdown(name))
-    assert body["title"].startswith(f"Playbook: `loops/{name}_")
+    prefix = "semantic_loop:" if name == "semantic_loop" else f"loops/{name}_"
+    assert body["title"].startswith(f"Playbook: `{prefix}")
 
 
 @pytest.mark.parametrize("name", ["nope", MARK, "step_count.md", "..", "%2e%2e"])

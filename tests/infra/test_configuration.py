@@ -19,7 +19,8 @@ from loopsense_local.tables import local_table_name
 from tests.infra.test_template import REPO_ROOT
 
 # test_template checks this against template.yaml
-READERS = ("authorizer", "execute", "runs", "settings")
+READERS = ("authorizer", "execute", "runs", "settings", "telemetry_ingest", "telemetry_otlp",
+           "telemetry_sweeper", "failure_groups")
 BASE_ENV = {"PATH": os.environ.get("PATH", ""), "AWS_DEFAULT_REGION": "us-east-1",
             "POWERTOOLS_TRACE_DISABLED": "1"}
 ALL_TABLES = {env_name(f): local_table_name(f) for f in TABLE_FIELDS}

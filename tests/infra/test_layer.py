@@ -208,6 +208,12 @@ def test_every_function_answers_its_event_from_the_build_output(built, runtime, 
     assert answers.pop("RunsFunction")["statusCode"] == 200
     playbook = answers.pop("PlaybooksFunction")
     assert playbook["statusCode"] == 200 and json.loads(playbook["body"])["name"]
+    ingested = answers.pop("TelemetryIngestFunction")
+    assert ingested["statusCode"] == 200 and json.loads(ingested["body"])["fired"], ingested
+    exported = answers.pop("TelemetryOtlpFunction")  # opentelemetry-proto: its own requirements
+    assert exported["statusCode"] == 200 and exported["isBase64Encoded"] is True, exported
+    assert answers.pop("FailureGroupsFunction")["statusCode"] == 200
+    assert answers.pop("TelemetrySweeperFunction") == {"swept": 0}  # nothing idle yet
     for name, answer in answers.items():  # the skills: invoked directly by the router
         assert "output" in answer and "error" not in answer, (name, answer)
 

@@ -26,7 +26,10 @@ BIN = Path(sys.executable).parent
 # Every other AWS::Serverless::Function must be a skill in the catalog.
 PLATFORM_FUNCTIONS: frozenset[str] = frozenset({"AuthorizerFunction", "ExecuteFunction",
                                                "PlaybooksFunction", "SettingsFunction",
-                                               "RunsFunction"})
+                                               "RunsFunction", "TelemetryIngestFunction",
+                                               "TelemetryOtlpFunction",
+                                               "TelemetrySweeperFunction",
+                                               "FailureGroupsFunction"})
 
 LAYER = "SharedLayer"
 NUMPY_CEILING = Version("2.3")  # 2.3+ has only manylinux_2_28 wheels; Lambda py3.11 is glibc 2.26
@@ -272,7 +275,9 @@ def test_every_table_is_known_to_settings_and_named_to_every_function_that_reads
     for logical_id in tables:
         assert tables[logical_id]["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
     readers = store_readers(template)
-    assert readers == {"AuthorizerFunction", "ExecuteFunction", "RunsFunction", "SettingsFunction"}
+    assert readers == {"AuthorizerFunction", "ExecuteFunction", "RunsFunction", "SettingsFunction",
+                       "TelemetryIngestFunction", "TelemetryOtlpFunction",
+                       "TelemetrySweeperFunction", "FailureGroupsFunction"}
     for name, function in _functions(template).items():
         variables = (_prop(template, function, "Environment") or {}).get("Variables", {})
         named = {v: variables[v] for v in variables if v.endswith("_TABLE")}

@@ -70,6 +70,11 @@ class Engine:
         self._clock = clock
         self._tables = {name: _define_table(description, ttl, self._storage)
                         for name, description, ttl in self._storage.tables()}
+        if self._storage.needs_reindex:  # a data file from before index_keys existed
+            with self._storage.transaction():
+                for table in self._tables.values():
+                    if table.indexes:
+                        table.reindex()
         self._lock = threading.Lock()
         self._stop_sweeping = threading.Event()
         self._sweeper: threading.Thread | None = None
@@ -347,10 +352,8 @@ class Engine:
         hash_value, range_term = _key_terms(key_condition, keys, table.types, params)
         if index is None:
             found = list(table.partition(hash_value))
-        else:
-            found = [item for item in table.items()  # an index holds items with its keys only
-                     if all(name in item for name in keys.names)
-                     and key_text(item[keys.hash_key]) == hash_value]
+        else:  # the items holding the index's keys (index_keys in storage), not a scan
+            found = list(table.index_partition(index, hash_value))
         reading = _Reading(params, [key_condition])
         if range_term is not None:
             found = [item for item in found if holds(range_term, item, reading.context)]

@@ -125,13 +125,28 @@ class Table:
         return json.loads(text) if text is not None else None
 
     def put(self, key: Key, item: Item, text: str) -> None:
-        self.storage.put(self.name, *key, text, expiry(item, self.ttl_attribute))
+        self.storage.put(self.name, *key, text, expiry(item, self.ttl_attribute),
+                         self.index_keys(item))
+
+    def index_keys(self, item: Item) -> list[tuple[str, str]]:
+        """The indexes that hold the item (it has all their key attributes), with its hash key
+        value in each."""
+        return [(index.name, key_text(item[index.keys.hash_key]))
+                for index in self.indexes.values()
+                if all(name in item for name in index.keys.names)]
+
+    def reindex(self) -> None:
+        self.storage.reindex(self.name, lambda text: self.index_keys(json.loads(text)))
 
     def delete(self, key: Key) -> None:
         self.storage.delete(self.name, *key)
 
     def partition(self, hash_value: str) -> Iterator[Item]:
         for text in self.storage.partition(self.name, hash_value):
+            yield json.loads(text)
+
+    def index_partition(self, index: Index, hash_value: str) -> Iterator[Item]:
+        for text in self.storage.index_partition(self.name, index.name, hash_value):
             yield json.loads(text)
 
     def items(self) -> Iterator[Item]:

@@ -3,6 +3,8 @@
 import { randomUUID } from "node:crypto";
 
 import { ConnectionError, LoopsenseError, RequestTimeoutError, errorFromResponse } from "./errors.js";
+import { Telemetry } from "./telemetry.js";
+import type { TelemetryOptions } from "./telemetry.js";
 import type { ExecuteResponse, SkillKey, SkillMap } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
@@ -125,23 +127,43 @@ export class Client {
     const envelope: Record<string, unknown> = { skillKey, input };
     if (options.version !== undefined) envelope.version = options.version;
     const body = JSON.stringify(envelope);
+    const headers = this.#requestHeaders(options.idempotencyKey ?? randomUUID());
+    return parseAnswer(await this.#send("/v1/execute", body, headers, options.signal));
+  }
+
+  /**
+   * Streaming telemetry of one execution, sent in the background (failure groups):
+   * `checkpoint`, `llmCall`, `toolCall`, `event`, then `end()`. See telemetry.ts.
+   */
+  telemetry(executionId: string, options: TelemetryOptions = {}): Telemetry {
+    return new Telemetry(this, executionId, options);
+  }
+
+  /**
+   * POSTs a JSON body to an API path with this client's retries, deadline and (when given) one
+   * Idempotency-Key for all attempts; the answer's JSON. Throws a LoopsenseError subclass.
+   */
+  async postJson(path: string, body: unknown, idempotencyKey?: string): Promise<unknown> {
+    return parseAnswer(await this.#send(path, JSON.stringify(body), this.#requestHeaders(idempotencyKey)));
+  }
+
+  /** The wait before retry `retry` (1 for the first), as the client's own retries wait. */
+  retryDelay(retry: number, retryAfterSeconds?: number | null): number {
+    return backoffDelay(retry, {
+      backoffBaseMs: this.backoffBaseMs, backoffMaxMs: this.backoffMaxMs, random: this.#random,
+    }, retryAfterSeconds);
+  }
+
+  #requestHeaders(idempotencyKey?: string): Record<string, string> {
     const headers: Record<string, string> = {
       ...this.#headers,
       "Content-Type": "application/json",
       Accept: "application/json",
       "User-Agent": `loopsense-sdk-typescript/${SDK_VERSION}`,
-      "Idempotency-Key": options.idempotencyKey ?? randomUUID(),
-      Authorization: `Bearer ${this.#apiKey}`,
     };
-    const { status, text } = await this.#send("/v1/execute", body, headers, options.signal);
-    try {
-      return JSON.parse(text);
-    } catch (caught) {
-      throw new LoopsenseError({
-        code: "INVALID_RESPONSE", message: `a ${status} answer whose body is not JSON`,
-        status, retryable: false, cause: caught,
-      });
-    }
+    if (idempotencyKey !== undefined) headers["Idempotency-Key"] = idempotencyKey;
+    headers.Authorization = `Bearer ${this.#apiKey}`;
+    return headers;
   }
 
   async #send(path: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Answer> {
@@ -214,6 +236,18 @@ export class Client {
 }
 
 interface Answer { status: number; text: string }
+
+/** A 2xx answer's JSON; a body that is not JSON is a LoopsenseError (INVALID_RESPONSE). */
+function parseAnswer({ status, text }: Answer): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (caught) {
+    throw new LoopsenseError({
+      code: "INVALID_RESPONSE", message: `a ${status} answer whose body is not JSON`,
+      status, retryable: false, cause: caught,
+    });
+  }
+}
 
 const TIMED_OUT = Symbol("loopsense request timeout");
 

@@ -133,6 +133,14 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   RUN_MEMORY_NOT_FOUND: NotFoundError,
   RUN_SNAPSHOT_NOT_FOUND: NotFoundError,
   RUN_MEMORY_FULL: ConflictError,
+
+  // telemetry ingestion and failure groups (client.telemetry, GET /v1/failure-groups)
+  EXECUTION_EVENTS_INVALID: ValidationError,
+  EXECUTION_EVENT_LIMIT_EXCEEDED: EventLimitExceededError,
+  EXECUTION_ENDED: ConflictError,
+  EXECUTION_BATCH_OUT_OF_ORDER: ConflictError,
+  EXECUTION_NOT_FOUND: NotFoundError,
+  FAILURE_GROUP_NOT_FOUND: NotFoundError,
 };
 
 /** The family of each HTTP status, for a code the SDK does not know yet (any other 5xx: InternalError). */

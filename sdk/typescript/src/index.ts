@@ -1,5 +1,7 @@
 export { Client, backoffDelay, DEFAULT_BASE_URL, SDK_VERSION } from "./client.js";
 export type { BackoffOptions, ClientOptions, ExecuteOptions } from "./client.js";
+export { Telemetry } from "./telemetry.js";
+export type { TelemetryOptions } from "./telemetry.js";
 export {
   AuthenticationError, ConflictError, ConnectionError, ERROR_CLASSES, ExecutionTimeoutError,
   InternalError, LoopsenseError, NotFoundError, PermissionDeniedError, QuotaExceededError,

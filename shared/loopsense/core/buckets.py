@@ -19,6 +19,18 @@ def step_bucket(count: int) -> str:
     return "2+"
 
 
+def step_buckets_crossed(before: int, after: int, threshold: int) -> list[str]:
+    """The step_count buckets an execution enters when its event count goes from ``before`` to
+    ``after`` (streaming fires each bucket once, as its boundary is crossed), smallest first:
+    the threshold's own bucket when the count reaches the threshold, then every bucket whose
+    lower bound, above the threshold, is reached."""
+    labels = [step_bucket(threshold)] if before < threshold <= after else []
+    for low, label in reversed(STEP_BUCKETS):
+        if max(before, threshold) < low <= after:
+            labels.append(label)
+    return labels
+
+
 def duration_bucket(duration_ms: int) -> str:
     """``1s+`` ... ``1h+``. time_budget_ms is at least 1,000, so a firing duration is >= 1 s;
     a shorter one (never reported by the skill) is also ``1s+``."""

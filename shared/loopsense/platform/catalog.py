@@ -46,7 +46,7 @@ class Skill:
     # The thresholds it applies (each defined in skills.thresholds.THRESHOLDS) -> the part of
     # the skill that uses it ("" for the whole skill), shown as `used_by`.
     thresholds: Mapping[str, str] = field(default_factory=dict)
-    # The playbooks its findings name (shared/loopsense/playbooks/<name>.md).
+    # The playbooks its findings (or its failure groups) name (shared/loopsense/playbooks/).
     playbooks: tuple[str, ...] = ()
 
     @property
@@ -76,6 +76,8 @@ SKILLS: tuple[Skill, ...] = (
         module="loopsense.skills.semantic_loop",
         errors=("SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED",),
         thresholds={"revisit_threshold": ""},
+        # Its findings name none: its failure groups do (platform/failure_groups.py).
+        playbooks=("semantic_loop",),
     ),
     Skill(
         key="agent.loops",

@@ -11,9 +11,12 @@ from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client
 
 if TYPE_CHECKING:
+    from loopsense.platform.failure_groups import FailureGroups
+    from loopsense.platform.ingest import Ingestion
     from loopsense.platform.invoke import Invoker
     from loopsense.platform.pipeline import Platform
     from loopsense.platform.runs import Runs
+    from loopsense.store.telemetry import TelemetryStore
 
 
 def build_platform(config: Settings, invoker: Invoker | None = None) -> Platform:
@@ -64,3 +67,28 @@ def build_runs(config: Settings) -> Runs:
 @lru_cache(maxsize=1)
 def runs() -> Runs:
     return build_runs(settings())
+
+
+@lru_cache(maxsize=1)
+def telemetry_store() -> TelemetryStore:
+    from loopsense.store.telemetry import TelemetryStore
+
+    config = settings()
+    return TelemetryStore(Dynamo(make_client(config)), config.telemetry_table)
+
+
+@lru_cache(maxsize=1)
+def ingestion() -> Ingestion:
+    from loopsense.platform.ingest import Ingestion
+    from loopsense.platform.plans import resolve_plan
+    from loopsense.platform.tenant_settings import plan_cap
+
+    plans = accounts()  # the plan's time budget cap, read once per new execution
+    return Ingestion(telemetry_store(), lambda plan: plan_cap(resolve_plan(plans, plan)))
+
+
+@lru_cache(maxsize=1)
+def failure_groups() -> FailureGroups:
+    from loopsense.platform.failure_groups import FailureGroups
+
+    return FailureGroups(telemetry_store())

@@ -1,6 +1,7 @@
-"""agent.loops' playbooks: one markdown file per sub-signature, shipped as package data (and in
-the Lambda layer, which is shared/ itself). Served by GET /v1/playbooks/{name}
-(platform/playbooks.py) and printed by `loopsense playbook NAME`.
+"""The playbooks: one markdown file per agent.loops sub-signature and one for agent.semantic_loop,
+shipped as package data (and in the Lambda layer, which is shared/ itself). Served by
+GET /v1/playbooks/{name} (platform/playbooks.py), rendered in a failure group's detail, and
+printed by `loopsense playbook NAME`.
 """
 
 from __future__ import annotations

@@ -70,6 +70,7 @@ from loopsense_sdk.runs import (  # noqa: E402
     Signal,
     StepsResult,
 )
+from loopsense_sdk.telemetry import Telemetry  # noqa: E402
 from loopsense_sdk.types import (  # noqa: E402
     Billing,
     ExecuteResponse,
@@ -170,6 +171,7 @@ __all__ = [
     "SkillNotAccessibleError",
     "SkillNotAvailableForPlanError",
     "SkillNotFoundError",
+    "Telemetry",
     "TelemetryEvent",
     "TenantRateLimitedError",
     "Transport",

@@ -29,7 +29,7 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from loopsense_sdk import __version__
 from loopsense_sdk.errors import (
@@ -55,6 +55,9 @@ from loopsense_sdk.types import (
     SkillKey,
     TelemetryEvent,
 )
+
+if TYPE_CHECKING:
+    from loopsense_sdk.telemetry import Telemetry
 
 __all__ = ["DEFAULT_BASE_URL", "Client", "HttpRequest", "HttpResponse", "Transport",
            "checkpoint", "urllib_transport"]
@@ -264,6 +267,16 @@ class Client:
         _put(payload, "config", config)
         answer = self._execute("agent.run_monitor", payload, version, idempotency_key)
         return cast(ExecuteResponse[RunMonitorOutput], answer)
+
+    def telemetry(self, execution_id: str, *, batch_size: int = 50,
+                  flush_interval: float = 1.0, max_buffered: int = 10_000) -> Telemetry:
+        """Streaming telemetry of one execution, sent in the background (failure groups):
+        ``checkpoint``, ``llm_call``, ``tool_call``, ``event``, then ``end()``. See
+        loopsense_sdk.telemetry."""
+        from loopsense_sdk.telemetry import Telemetry
+
+        return Telemetry(self, execution_id, batch_size=batch_size,
+                         flush_interval=flush_interval, max_buffered=max_buffered)
 
     # ---- the retry loop -----------------------------------------------------------------------
     def backoff(self, retry: int, retry_after: float | None = None) -> float:

@@ -251,6 +251,14 @@ _BY_CODE: dict[str, type[LoopsenseError]] = {
     "RUN_MEMORY_NOT_FOUND": NotFoundError,
     "RUN_SNAPSHOT_NOT_FOUND": NotFoundError,
     "RUN_MEMORY_FULL": ConflictError,
+
+    # telemetry ingestion and failure groups (client.telemetry, GET /v1/failure-groups)
+    "EXECUTION_EVENTS_INVALID": ValidationError,
+    "EXECUTION_EVENT_LIMIT_EXCEEDED": EventLimitExceededError,
+    "EXECUTION_ENDED": ConflictError,
+    "EXECUTION_BATCH_OUT_OF_ORDER": ConflictError,
+    "EXECUTION_NOT_FOUND": NotFoundError,
+    "FAILURE_GROUP_NOT_FOUND": NotFoundError,
 }
 
 _BY_STATUS: dict[int, type[LoopsenseError]] = {

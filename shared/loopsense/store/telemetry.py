@@ -1,0 +1,323 @@
+"""Telemetry ingestion and failure groups in one DynamoDB table (TelemetryTable).
+
+Access patterns and keys (docs/failure-groups.md has the full table):
+
+| item | pk | sk |
+| --- | --- | --- |
+| execution state | ``X#<tenant>#<execution>`` | ``#state`` |
+| a batch (its events, zlib JSON) | same | ``B#<seq, 10 digits>`` |
+| an Idempotency-Key of a batch | same | ``K#<key>`` |
+| a detector counter | same | ``C#<i or s>#<sha256>`` |
+| a signature fired by the execution | same | ``F#<signature>`` |
+| a failure group | ``G#<tenant>`` | ``<signature>`` |
+| an execution of a group | ``M#<tenant>#<signature>`` | ``<firedAt>#<execution>`` |
+| the tenant's telemetry settings | ``S#<tenant>`` | ``#settings`` |
+
+Indexes: ``byLastSeen`` (gpk ``G#<tenant>``, gsk ``<lastSeen>#<signature>``) lists a tenant's
+groups newest first; ``byClass`` (cpk ``G#<tenant>#<class>``, same gsk) lists one class; ``byIdle``
+(ipk ``open``, idleAt) is sparse: only executions not yet ended carry ipk, so the sweeper finds
+the idle ones without a scan. Every key starts with the tenant (the sweeper's index aside, which
+holds keys only), so no query of one tenant can reach another's items.
+
+Counters are made idempotent per batch: an ADD carries the batch's seq into a number set and is
+conditional on the set not holding it yet, so a retried batch never counts twice. A signature is
+recorded by one transaction (the ``F#`` item, conditional on its absence, with the group's ADD
+and the member item), so each (execution, signature) counts once, whoever races.
+"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from loopsense import jsonio
+from loopsense.errors import LoopsenseError
+from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
+
+STATE = "#state"
+SETTINGS = "#settings"
+OPEN = "open"
+BY_LAST_SEEN = "byLastSeen"
+BY_CLASS = "byClass"
+BY_IDLE = "byIdle"
+# DynamoDB refuses items over 400 KB; a stored batch keeps a margin for its other attributes.
+MAX_STORED_BATCH_BYTES = 350_000
+# A fire's transaction may collide with a concurrent one on the same group item (DynamoDB
+# cancels it with TransactionConflict, which the client does not retry). Few attempts: the same
+# error is also what a store that is down gives, and the caller's retry of the batch is safe.
+CONFLICT_ATTEMPTS = 3
+
+
+def execution_pk(tenant: str, execution: str) -> str:
+    return f"X#{tenant}#{execution}"
+
+
+def group_pk(tenant: str) -> str:
+    return f"G#{tenant}"
+
+
+def member_pk(tenant: str, signature: str) -> str:
+    return f"M#{tenant}#{signature}"
+
+
+def _v(value: Any) -> dict[str, Any]:
+    return to_item({"v": value})["v"]  # type: ignore[no-any-return]
+
+
+def pack(events: list[Any]) -> bytes:
+    return zlib.compress(jsonio.dumps(events).encode("utf-8"), 6)
+
+
+def unpack(blob: Any) -> list[Any]:
+    raw = bytes(blob.value if hasattr(blob, "value") else blob)
+    return list(jsonio.loads(zlib.decompress(raw)))
+
+
+@dataclass(frozen=True, slots=True)
+class Fire:
+    signature: str
+    cls: str  # "loops" | "semantic_loop"
+    sub: str
+    canonical_state: str | None = None
+
+
+class TelemetryStore:
+    def __init__(self, db: Dynamo, table: str) -> None:
+        self.db = db
+        self.table = table
+
+    # ---- reads -------------------------------------------------------------------------------
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        return self.db.get(self.table, {"pk": pk, "sk": sk})
+
+    def execution(self, tenant: str, execution: str) -> dict[str, Any] | None:
+        return self._get(execution_pk(tenant, execution), STATE)
+
+    def batch(self, tenant: str, execution: str, seq: int) -> dict[str, Any] | None:
+        return self._get(execution_pk(tenant, execution), f"B#{seq:010d}")
+
+    def idempotency_key(self, tenant: str, execution: str, key: str) -> dict[str, Any] | None:
+        return self._get(execution_pk(tenant, execution), f"K#{key}")
+
+    def fired(self, tenant: str, execution: str, signature: str) -> dict[str, Any] | None:
+        return self._get(execution_pk(tenant, execution), f"F#{signature}")
+
+    def events(self, tenant: str, execution: str) -> list[Any]:
+        """Every stored event of the execution, in order (its batches by seq)."""
+        items = self.db.query(
+            self.table, KeyConditionExpression="pk = :pk AND begins_with(sk, :b)",
+            ExpressionAttributeValues={":pk": _v(execution_pk(tenant, execution)),
+                                       ":b": _v("B#")},
+            ConsistentRead=True)
+        return [event for item in items for event in unpack(item["events"])]
+
+    def settings(self, tenant: str) -> dict[str, Any]:
+        return self._get(f"S#{tenant}", SETTINGS) or {}
+
+    # ---- ingestion ---------------------------------------------------------------------------
+    def claim(self, tenant: str, execution: str, seq: int, *, events: list[Any], digest: str,
+              total: int, thresholds: str, key: str | None, now_ms: int,
+              idle_at: int, expires_at: int) -> None:
+        """Take ``seq`` for this batch and store its events, atomically: the state moves from
+        ``seq`` to ``seq + 1`` only if nobody took ``seq`` and the execution has not ended.
+        ConditionFailed otherwise (nothing written)."""
+        pk = execution_pk(tenant, execution)
+        blob = pack(events)
+        condition = ("attribute_not_exists(nextSeq)" if seq == 0
+                     else "nextSeq = :seq AND attribute_not_exists(endedAt)")
+        values = {":seq": _v(seq), ":next": _v(seq + 1), ":total": _v(total),
+                  ":thr": _v(thresholds), ":now": _v(now_ms), ":open": _v(OPEN),
+                  ":idle": _v(idle_at), ":exp": _v(expires_at)}
+        if seq == 0:
+            del values[":seq"]
+        actions: list[dict[str, Any]] = [
+            {"Update": {
+                "TableName": self.table, "Key": to_item({"pk": pk, "sk": STATE}),
+                "UpdateExpression": "SET nextSeq = :next, events = :total, "
+                                    "thresholds = if_not_exists(thresholds, :thr), "
+                                    "createdAt = if_not_exists(createdAt, :now), lastAt = :now, "
+                                    "ipk = :open, idleAt = :idle, expiresAt = :exp",
+                "ConditionExpression": condition,
+                "ExpressionAttributeValues": values}},
+            {"Put": {
+                "TableName": self.table,
+                "Item": to_item({"pk": pk, "sk": f"B#{seq:010d}", "events": blob,
+                                 "n": len(events), "offset": total - len(events),
+                                 "digest": digest, "applied": False, "expiresAt": expires_at}),
+                "ConditionExpression": "attribute_not_exists(pk)"}},
+        ]
+        if key is not None:
+            actions.append({"Put": {
+                "TableName": self.table,
+                "Item": to_item({"pk": pk, "sk": f"K#{key}", "seq": seq, "digest": digest,
+                                 "expiresAt": expires_at}),
+                "ConditionExpression": "attribute_not_exists(pk)"}})
+        self.db.call("transact_write_items", TransactItems=actions)
+
+    def count(self, tenant: str, execution: str, counter: str, amount: int, seq: int,
+              expires_at: int) -> int:
+        """Add ``amount`` to the counter once per batch ``seq``; the counter's value after."""
+        key = to_item({"pk": execution_pk(tenant, execution), "sk": f"C#{counter}"})
+        try:
+            answer = self.db.call(
+                "update_item", TableName=self.table, Key=key,
+                UpdateExpression="ADD n :k, seqs :s SET expiresAt = :exp",
+                ConditionExpression="attribute_not_exists(seqs) OR NOT contains(seqs, :seq)",
+                ExpressionAttributeValues={":k": _v(amount), ":s": {"NS": [str(seq)]},
+                                           ":seq": _v(seq), ":exp": _v(expires_at)},
+                ReturnValues="UPDATED_NEW")
+            return int(answer["Attributes"]["n"]["N"])
+        except ConditionFailed:  # this batch was counted already (a retry): read the value
+            item = self.db.get(self.table, {"pk": key["pk"]["S"], "sk": key["sk"]["S"]})
+            return int(item["n"]) if item else 0
+
+    def mark_applied(self, tenant: str, execution: str, seq: int) -> None:
+        self.db.call("update_item", TableName=self.table,
+                     Key=to_item({"pk": execution_pk(tenant, execution),
+                                  "sk": f"B#{seq:010d}"}),
+                     UpdateExpression="SET applied = :t",
+                     ExpressionAttributeValues={":t": _v(True)})
+
+    def fire(self, tenant: str, execution: str, fire: Fire, now_iso: str,
+             telemetry_expires_at: int, group_expires_at: int) -> bool:
+        """Record that the execution fired ``fire.signature``: True the first time only."""
+        pk = execution_pk(tenant, execution)
+        gpk = group_pk(tenant)
+        actions = [
+            {"Put": {
+                "TableName": self.table,
+                "Item": to_item({"pk": pk, "sk": f"F#{fire.signature}", "firedAt": now_iso,
+                                 "canonicalState": fire.canonical_state,
+                                 "expiresAt": telemetry_expires_at}),
+                "ConditionExpression": "attribute_not_exists(pk)"}},
+            {"Update": {
+                "TableName": self.table, "Key": to_item({"pk": gpk, "sk": fire.signature}),
+                "UpdateExpression": "ADD executions :one SET #c = :c, #s = :s, "
+                                    "firstSeen = if_not_exists(firstSeen, :now), "
+                                    "lastSeen = :now, gpk = :gpk, cpk = :cpk, gsk = :gsk, "
+                                    "expiresAt = :exp",
+                "ExpressionAttributeNames": {"#c": "class", "#s": "sub"},
+                "ExpressionAttributeValues": {
+                    ":one": _v(1), ":c": _v(fire.cls), ":s": _v(fire.sub), ":now": _v(now_iso),
+                    ":gpk": _v(gpk), ":cpk": _v(f"{gpk}#{fire.cls}"),
+                    ":gsk": _v(f"{now_iso}#{fire.signature}"),
+                    ":exp": _v(group_expires_at)}}},
+            {"Put": {
+                "TableName": self.table,
+                "Item": to_item({"pk": member_pk(tenant, fire.signature),
+                                 "sk": f"{now_iso}#{execution}", "executionId": execution,
+                                 "firedAt": now_iso, "expiresAt": group_expires_at})}},
+        ]
+        for attempt in range(CONFLICT_ATTEMPTS):
+            try:
+                self.db.call("transact_write_items", TransactItems=actions)
+                return True
+            except ConditionFailed:
+                return False  # only the F# item has a condition: fired before
+            except LoopsenseError:  # a conflict with a concurrent fire of the group (or down)
+                if attempt == CONFLICT_ATTEMPTS - 1:
+                    raise
+        return False
+
+    def end(self, tenant: str, execution: str, duration_ms: int | None, now_ms: int) -> None:
+        """Mark the execution ended (it stays in the sweeper's index until evaluated, so an
+        evaluation cut short is finished by the sweeper); ConditionFailed if it
+        does not exist or has ended already."""
+        names = "SET endedAt = :now" + (", durationMs = :d" if duration_ms is not None else "")
+        values = {":now": _v(now_ms)}
+        if duration_ms is not None:
+            values[":d"] = _v(duration_ms)
+        self.db.call("update_item", TableName=self.table,
+                     Key=to_item({"pk": execution_pk(tenant, execution), "sk": STATE}),
+                     UpdateExpression=names,
+                     ConditionExpression="attribute_exists(nextSeq) AND "
+                                         "attribute_not_exists(endedAt)",
+                     ExpressionAttributeValues=values)
+
+    def mark_evaluated(self, tenant: str, execution: str) -> None:
+        """Done with: the sweeper's index no longer holds it."""
+        self.db.call("update_item", TableName=self.table,
+                     Key=to_item({"pk": execution_pk(tenant, execution), "sk": STATE}),
+                     UpdateExpression="SET evaluated = :t REMOVE ipk, idleAt",
+                     ExpressionAttributeValues={":t": _v(True)})
+
+    def idle(self, now_ms: int, limit: int) -> list[tuple[str, str]]:
+        """Open executions whose idle deadline has passed: (tenant, execution)."""
+        page = self.db.call(
+            "query", TableName=self.table, IndexName=BY_IDLE, Limit=limit,
+            KeyConditionExpression="ipk = :open AND idleAt <= :now",
+            ExpressionAttributeValues={":open": _v(OPEN), ":now": _v(now_ms)})
+        found = []
+        for item in page.get("Items", []):
+            _, tenant, execution = from_item(item)["pk"].split("#", 2)
+            found.append((tenant, execution))
+        return found
+
+    # ---- failure groups ----------------------------------------------------------------------
+    def group(self, tenant: str, signature: str) -> dict[str, Any] | None:
+        return self._get(group_pk(tenant), signature)
+
+    def groups(self, tenant: str, cls: str | None, limit: int, after: str | None,
+               now_epoch: int) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the tenant's groups (of one class, or all), newest lastSeen first.
+        ``after``: the previous page's last gsk. Expired groups (TTL not yet swept) are left out."""
+        gpk = group_pk(tenant)
+        index, hash_name, hash_value = ((BY_CLASS, "cpk", f"{gpk}#{cls}") if cls
+                                        else (BY_LAST_SEEN, "gpk", gpk))
+        kwargs: dict[str, Any] = {
+            "TableName": self.table, "IndexName": index, "ScanIndexForward": False,
+            "KeyConditionExpression": f"{hash_name} = :h",
+            "FilterExpression": "expiresAt > :now",
+            "ExpressionAttributeValues": {":h": _v(hash_value), ":now": _v(now_epoch)}}
+        items: list[dict[str, Any]] = []
+        if after is not None:
+            sig = after.split("#", 1)[1] if "#" in after else ""
+            kwargs["ExclusiveStartKey"] = to_item({hash_name: hash_value, "gsk": after,
+                                                   "pk": gpk, "sk": sig})
+        while len(items) < limit:
+            kwargs["Limit"] = limit - len(items)
+            page = self.db.call("query", **kwargs)
+            items.extend(from_item(i) for i in page.get("Items", []))
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return items, None
+            kwargs["ExclusiveStartKey"] = last
+        return items, items[-1]["gsk"]
+
+    def members(self, tenant: str, signature: str, limit: int) -> list[dict[str, Any]]:
+        page = self.db.call(
+            "query", TableName=self.table, ScanIndexForward=False, Limit=limit,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": _v(member_pk(tenant, signature))})
+        return [from_item(i) for i in page.get("Items", [])]
+
+    # ---- settings ----------------------------------------------------------------------------
+    def put_settings(self, tenant: str, values: dict[str, Any]) -> dict[str, Any]:
+        """Set these attributes of the tenant's telemetry settings at once; the item after."""
+        names = {f"#a{i}": name for i, name in enumerate(values)}
+        sets = ", ".join(f"#a{i} = :a{i}" for i in range(len(values)))
+        answer = self.db.call(
+            "update_item", TableName=self.table,
+            Key=to_item({"pk": f"S#{tenant}", "sk": SETTINGS}), UpdateExpression=f"SET {sets}",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={f":a{i}": _v(v) for i, v in enumerate(values.values())},
+            ReturnValues="ALL_NEW")
+        return from_item(answer["Attributes"])
+
+
+def encode_cursor(gsk: str) -> str:
+    return base64.urlsafe_b64encode(gsk.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str | None:
+    """The gsk a cursor stands for; None if it is not one this API made. (A cursor names only a
+    position: the partition is always the caller's own, whatever the cursor says.)"""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        gsk = base64.b64decode(padded.encode("ascii"), altchars=b"-_", validate=True)
+        text = gsk.decode("utf-8")
+    except (ValueError, UnicodeError):
+        return None
+    return text if "#" in text else None
