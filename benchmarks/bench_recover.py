@@ -94,7 +94,7 @@ def fill(rec: Recover, who: Identity, run: str, n: int) -> str:
             "args": {"job": 42}, "result": "same", "outcome": "neutral"}
     body = json.dumps({"steps": [call] * 6}).encode()
     rec.runs.steps(who, run, json.loads(body), body, None)
-    head = rec.store.head(who.tenant_id, run)
+    head = rec.store.head(who.tenant_id, run, int(rec.runs.clock().timestamp()))
     rng = random.Random(n)
     for i in range(n):
         value = json.dumps({"note": " ".join(rng.choice(WORDS) for _ in range(8)), "i": i})
@@ -107,7 +107,7 @@ def fill(rec: Recover, who: Identity, run: str, n: int) -> str:
 
 def rearm(rec: Recover, who: Identity, run: str, generation: str, n: int) -> None:
     """The head back on ``generation`` with its ``n`` entries (what it was before a break)."""
-    head = rec.store.head(who.tenant_id, run)
+    head = rec.store.head(who.tenant_id, run, int(rec.runs.clock().timestamp()))
     rec.store.db.call("put_item", TableName=rec.store.table, Item=to_item({
         "pk": partition(who.tenant_id, run), "sk": HEAD, "generation": generation, "count": n,
         "events": head.events, "recent": "[]", "expiresAt": 4_000_000_000}))

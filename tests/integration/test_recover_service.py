@@ -22,7 +22,7 @@ from loopsense.platform.recover import MAX_VALUE, Recover
 from loopsense.platform.runs import DAY_S, Runs
 from loopsense.settings import Settings
 from loopsense.store.accounts import Accounts
-from loopsense.store.dynamo import Dynamo, make_client
+from loopsense.store.dynamo import Dynamo, make_client, to_item
 from loopsense.store.metering import Metering
 from loopsense.store.runs import RunStore
 from loopsense_local.embedded import EmbeddedDynamoDB
@@ -662,3 +662,62 @@ def test_a_break_without_an_agent_resets_every_agent_of_the_run_up_to_eight(clie
     assert caught.value.details[0].path == "agentId" and "8" in caught.value.message
     assert events(rec, who, "nine") == []
     assert brk(rec, who, "nine", agentId="a3")["agentsReset"] == ["a3"]
+
+
+# ---- expiry: TTL deletes late and in no order ---------------------------------------------------
+
+
+def head_item(rec: Recover, who: Identity, run: str) -> dict[str, str]:
+    return {"pk": f"{who.tenant_id}#{run}", "sk": "MEMORY"}
+
+
+def test_an_expired_head_not_yet_deleted_is_absent(client):
+    clock = Clock()
+    rec, _ = recover(client, clock)
+    who = tenant(run_retention_days=14)
+    put(rec, who, "r", "plan", 1)
+    clock.now += timedelta(days=20)  # every item expired, none deleted yet
+    listed = rec.get_all(who, "r", {})
+    assert (listed["count"], listed["entries"]) == (0, {})
+    with pytest.raises(LoopsenseError) as caught:
+        rec.get(who, "r", "plan")
+    assert caught.value.code == "RUN_MEMORY_NOT_FOUND"
+    assert put(rec, who, "r", "plan", 2)["created"]
+    assert rec.get_all(who, "r", {})["count"] == 1
+    assert rec.get(who, "r", "plan")["value"] == 2
+
+
+def test_a_run_whose_head_alone_was_deleted_breaks_and_restores(client):
+    clock = Clock()
+    rec, _ = recover(client, clock)
+    who = tenant(run_retention_days=14)
+    steps(rec.runs, who, "r", [call("x", {})])
+    put(rec, who, "r", "plan", 1)
+    first = brk(rec, who, "r")["snapshot_id"]
+    put(rec, who, "r", "plan", 2)
+    brk(rec, who, "r")
+    rec.store.db.call("delete_item", TableName=rec.store.table,
+                      Key=to_item(head_item(rec, who, "r")))  # the head alone, by TTL
+    put(rec, who, "r", "plan", 3)
+    assert brk(rec, who, "r")["summary"]["entries"] == 1  # not RUN_WRITE_CONFLICT
+    assert [e["seq"] for e in events(rec, who, "r")] == [1, 2, 3]
+    assert rec.restore(who, "r", first, None, b"", None)["entries"] == 1
+    assert memory(rec, who, "r") == {"plan": 1}
+    assert [e["seq"] for e in events(rec, who, "r")] == [1, 2, 3, 4]
+
+
+def test_an_expired_head_not_yet_deleted_breaks_on_fresh_memory(client):
+    clock = Clock()
+    rec, _ = recover(client, clock)
+    who = tenant(run_retention_days=14)
+    steps(rec.runs, who, "r", [call("x", {})])
+    put(rec, who, "r", "old", 1)
+    brk(rec, who, "r")
+    put(rec, who, "r", "old", 2)
+    clock.now += timedelta(days=20)
+    steps(rec.runs, who, "r", [call("x", {})])
+    answer = brk(rec, who, "r")
+    assert answer["summary"]["entries"] == 0  # nothing live was frozen
+    assert snapshot(rec, who, "r", answer["snapshot_id"]) == {}
+    assert [e["seq"] for e in events(rec, who, "r")] == [2]  # 1 expired, not deleted
+    assert memory(rec, who, "r") == {}

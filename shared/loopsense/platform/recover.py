@@ -173,7 +173,7 @@ class Recover:
         caller = self._enter(identity, run_id, read=False)
         for _ in range(ATTEMPTS):
             now = self.runs.clock()
-            head = self.store.head(caller.tenant_id, run_id)
+            head = self.store.head(caller.tenant_id, run_id, int(now.timestamp()))
             found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
             existed = found is not None
             expires = self.runs.expiry(caller, now)
@@ -186,7 +186,8 @@ class Recover:
                 return {"runId": run_id, "key": key, "created": not existed,
                         "retention": self._retention(caller, expires)}
             if not existed and head.count >= MAX_ENTRIES and \
-                    self.store.head(caller.tenant_id, run_id).generation == head.generation:
+                    self.store.head(caller.tenant_id, run_id,
+                                    int(now.timestamp())).generation == head.generation:
                 raise LoopsenseError("RUN_MEMORY_FULL",
                                      f"working memory holds at most {MAX_ENTRIES} entries")
         raise write_conflict()
@@ -195,7 +196,7 @@ class Recover:
         check_key(key)
         caller = self._enter(identity, run_id, read=True)
         epoch = int(self.runs.clock().timestamp())
-        head = self.store.head(caller.tenant_id, run_id)
+        head = self.store.head(caller.tenant_id, run_id, epoch)
         found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
         if found is None or found.expires_at <= epoch:
             raise LoopsenseError("RUN_MEMORY_NOT_FOUND", "no such key in working memory")
@@ -208,7 +209,7 @@ class Recover:
         caller = self._enter(identity, run_id, read=False)
         for _ in range(ATTEMPTS):
             now = self.runs.clock()
-            head = self.store.head(caller.tenant_id, run_id)
+            head = self.store.head(caller.tenant_id, run_id, int(now.timestamp()))
             found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
             if found is None or found.expires_at <= int(now.timestamp()):
                 raise LoopsenseError("RUN_MEMORY_NOT_FOUND", "no such key in working memory")
@@ -240,7 +241,7 @@ class Recover:
     def get_all(self, identity: Identity, run_id: str, query: dict[str, str]
                 ) -> dict[str, Any]:
         caller = self._enter(identity, run_id, read=True)
-        head = self.store.head(caller.tenant_id, run_id)
+        head = self.store.head(caller.tenant_id, run_id, int(self.runs.clock().timestamp()))
         entries, following = self._page(caller, run_id, head.generation, query)
         return {"runId": run_id, "count": head.count, "entries": entries, "next": following}
 
@@ -339,7 +340,7 @@ class Recover:
         for _ in range(ATTEMPTS):
             now = self.runs.clock()
             epoch = int(now.timestamp())
-            head = self.store.head(caller.tenant_id, run_id)
+            head = self.store.head(caller.tenant_id, run_id, epoch)
             replayed = self._replay(caller, run_id, head, key, body_digest, epoch)
             if replayed is not None:
                 return replayed
@@ -364,7 +365,7 @@ class Recover:
                       generation: str) -> int:
         """The entries of a generation a switch just froze: copied by the switch itself to
         the head's lastCount, unless another switch has come since (then counted)."""
-        head = self.store.head(caller.tenant_id, run_id)
+        head = self.store.head(caller.tenant_id, run_id, int(self.runs.clock().timestamp()))
         if head.last_break == snapshot_id:
             return head.last_count
         return self.store.count(caller.tenant_id, run_id, generation)
@@ -427,7 +428,8 @@ class Recover:
         caller = self._enter(identity, run_id, read=False)
         body = snapshot_id.encode() + b"\n" + body  # a key restores one snapshot
         now = self.runs.clock()
-        replayed = self._replay(caller, run_id, self.store.head(caller.tenant_id, run_id),
+        replayed = self._replay(caller, run_id,
+                                self.store.head(caller.tenant_id, run_id, int(now.timestamp())),
                                 digest(idempotency_key) if idempotency_key else None,
                                 digest(body), int(now.timestamp()))
         if replayed is not None:
