@@ -721,3 +721,30 @@ def test_an_expired_head_not_yet_deleted_breaks_on_fresh_memory(client):
     assert snapshot(rec, who, "r", answer["snapshot_id"]) == {}
     assert [e["seq"] for e in events(rec, who, "r")] == [2]  # 1 expired, not deleted
     assert memory(rec, who, "r") == {}
+
+
+@pytest.mark.parametrize("deleted", [False, True])
+def test_entries_expired_by_ttl_free_their_place_in_a_full_memory(client, monkeypatch, deleted):
+    import loopsense.platform.recover as module
+
+    monkeypatch.setattr(module, "MAX_ENTRIES", 3)
+    clock = Clock()
+    rec, _ = recover(client, clock)
+    who = tenant(run_retention_days=14)
+    put(rec, who, "r", "k0", 0)
+    clock.now += timedelta(days=10)
+    put(rec, who, "r", "k1", 1)
+    put(rec, who, "r", "k2", 2)
+    clock.now += timedelta(days=5)  # k0 expired (and, or not, deleted); the head lives on
+    if deleted:
+        generation = rec.store.head(who.tenant_id, "r", int(clock.now.timestamp())).generation
+        rec.store.db.call("delete_item", TableName=rec.store.table, Key=to_item(
+            {"pk": f"{who.tenant_id}#r#MEMORY", "sk": f"{generation}#k0"}))
+    assert rec.get_all(who, "r", {})["count"] == 2
+    assert put(rec, who, "r", "k3", 3)["created"]  # not RUN_MEMORY_FULL
+    listed = rec.get_all(who, "r", {})
+    assert (listed["count"], sorted(listed["entries"])) == (3, ["k1", "k2", "k3"])
+    assert rec.store.head(who.tenant_id, "r", int(clock.now.timestamp())).count == 3
+    with pytest.raises(LoopsenseError) as caught:  # three live entries do fill it
+        put(rec, who, "r", "k4", 4)
+    assert caught.value.code == "RUN_MEMORY_FULL"

@@ -185,12 +185,22 @@ class Recover:
             if self._write(caller, actions, now):
                 return {"runId": run_id, "key": key, "created": not existed,
                         "retention": self._retention(caller, expires)}
-            if not existed and head.count >= MAX_ENTRIES and \
-                    self.store.head(caller.tenant_id, run_id,
-                                    int(now.timestamp())).generation == head.generation:
-                raise LoopsenseError("RUN_MEMORY_FULL",
-                                     f"working memory holds at most {MAX_ENTRIES} entries")
+            if not existed and head.live and head.count >= MAX_ENTRIES:
+                self._full_unless_expired(caller, run_id, head, int(now.timestamp()))
         raise write_conflict()
+
+    def _full_unless_expired(self, caller: Caller, run_id: str, head: Head, epoch: int
+                             ) -> None:
+        """The head counts entries TTL has since expired (or deleted): nothing lowers its
+        count then. Count the live ones; RUN_MEMORY_FULL if they fill it, else correct the
+        count (if generation and count are still as read) for the caller to write again."""
+        live = self.store.count(caller.tenant_id, run_id, head.generation, epoch)
+        if live >= MAX_ENTRIES and \
+                self.store.head(caller.tenant_id, run_id, epoch).generation == head.generation:
+            raise LoopsenseError("RUN_MEMORY_FULL",
+                                 f"working memory holds at most {MAX_ENTRIES} entries")
+        if live < head.count:
+            self.store.recount(caller.tenant_id, run_id, head, live)
 
     def get(self, identity: Identity, run_id: str, key: str) -> dict[str, Any]:
         check_key(key)
@@ -243,7 +253,11 @@ class Recover:
         caller = self._enter(identity, run_id, read=True)
         head = self.store.head(caller.tenant_id, run_id, int(self.runs.clock().timestamp()))
         entries, following = self._page(caller, run_id, head.generation, query)
-        return {"runId": run_id, "count": head.count, "entries": entries, "next": following}
+        # a page holding the whole memory counts its live entries; else the head's count
+        # (docs/recover.md: it may still count entries that expired untouched)
+        whole = "after" not in query and following is None
+        return {"runId": run_id, "count": len(entries) if whole else head.count,
+                "entries": entries, "next": following}
 
     # lessons and events ------------------------------------------------------------------
     def add_lesson(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
@@ -368,7 +382,8 @@ class Recover:
         head = self.store.head(caller.tenant_id, run_id, int(self.runs.clock().timestamp()))
         if head.last_break == snapshot_id:
             return head.last_count
-        return self.store.count(caller.tenant_id, run_id, generation)
+        return self.store.count(caller.tenant_id, run_id, generation,
+                                int(self.runs.clock().timestamp()))
 
     def _replay(self, caller: Caller, run_id: str, head: Head, key: str | None,
                 body_digest: str, epoch: int) -> dict[str, Any] | None:
@@ -384,7 +399,8 @@ class Recover:
             if lesson is None:
                 return None
             return self._answer(caller, run_id, lesson,
-                                self.store.count(caller.tenant_id, run_id, lesson["generation"]))
+                                self.store.count(caller.tenant_id, run_id, lesson["generation"],
+                                                 epoch))
         return None
 
     def _answer(self, caller: Caller, run_id: str, lesson: dict[str, Any], frozen: int

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopsense import jsonio
-from loopsense.store.dynamo import Dynamo, from_item, to_item
+from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
 from loopsense.store.runs import partition
 
 HEAD = "MEMORY"
@@ -130,12 +130,15 @@ class MemoryStore:
                 return found, found[-1].key
             kwargs["ExclusiveStartKey"] = last
 
-    def count(self, tenant_id: str, run_id: str, generation: str) -> int:
+    def count(self, tenant_id: str, run_id: str, generation: str, epoch: int) -> int:
+        """A generation's live entries (those not past their ``expiresAt`` at ``epoch``)."""
         total, kwargs = 0, {
             "ConsistentRead": True, "Select": "COUNT",
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :g)",
+            "FilterExpression": "expiresAt > :now",
             "ExpressionAttributeValues": {":pk": {"S": entries_partition(tenant_id, run_id)},
-                                          ":g": {"S": f"{generation}#"}}}
+                                          ":g": {"S": f"{generation}#"},
+                                          ":now": {"N": str(epoch)}}}
         while True:
             page = self.db.call("query", TableName=self.table, **kwargs)
             total += int(page.get("Count", 0))
@@ -207,6 +210,21 @@ class MemoryStore:
             "ConditionExpression": condition,
             "ExpressionAttributeNames": {"#c": "count"},
             "ExpressionAttributeValues": values}}
+
+    def recount(self, tenant_id: str, run_id: str, head: Head, count: int) -> bool:
+        """Set a live head's ``count`` to ``count`` (its live entries, counted), if its
+        generation and count are still as read; False when they are not."""
+        try:
+            self.db.call("update_item", TableName=self.table,
+                         Key=self._key(partition(tenant_id, run_id), HEAD),
+                         UpdateExpression="SET #c = :n",
+                         ConditionExpression="generation = :cur AND #c = :old",
+                         ExpressionAttributeNames={"#c": "count"},
+                         ExpressionAttributeValues=to_item({":cur": head.generation,
+                                                            ":old": head.count, ":n": count}))
+        except ConditionFailed:
+            return False
+        return True
 
     def put_entry(self, tenant_id: str, run_id: str, generation: str, key: str, value: str,
                   now: str, expires_at: int, existed: bool | None) -> dict[str, Any]:
