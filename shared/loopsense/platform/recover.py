@@ -42,10 +42,8 @@ from loopsense.platform.runs import (
     RECENT_KEYS,
     Caller,
     Runs,
-    agent_not_found,
     check_agent_id,
     check_run_id,
-    current_agent,
     digest,
     encoded,
     write_conflict,
@@ -57,7 +55,6 @@ from loopsense.store.run_memory import (
     Head,
     MemoryStore,
 )
-from loopsense.store.runs import AgentItem
 from loopsense.validation import STRICT, validate
 
 MAX_VALUE = 32 * 1024  # bytes of one working-memory value (JSON)
@@ -65,7 +62,6 @@ MAX_ENTRIES = 10_000  # entries of a run's working memory
 MAX_PAGE = 1000  # entries, lessons or events per page
 DEFAULT_PAGE = 100
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # of values per page (a Lambda answer is at most 6 MB)
-MAX_BREAK_AGENTS = 8  # agents reset by one break without agentId (one transaction)
 MAX_BRIEF_SNAPSHOTS = 20  # the newest snapshots a briefing reads
 MAX_BRIEF_LESSONS = 5000
 SNAPSHOT_KINDS = ("loop_detected", "replaced_by_restore")
@@ -309,7 +305,7 @@ class Recover:
         caller = self._enter(identity, run_id, read=False)
 
         def plan(head: Head, now: datetime, expires: int) -> Switch:
-            agents = self._agents_to_reset(caller, run_id, agent_id, int(now.timestamp()))
+            agents = self.runs.agents_to_reset(caller, run_id, agent_id, int(now.timestamp()))
             names = [a.agent_id for a in agents]
             snapshot_id = _new_id(now)
             lesson = {"lessonId": snapshot_id, "kind": "loop_detected",
@@ -327,20 +323,6 @@ class Recover:
                                                             "agentIds": names}}, resets)
 
         return self._switch(caller, run_id, idempotency_key, body, plan)
-
-    def _agents_to_reset(self, caller: Caller, run_id: str, agent_id: str | None,
-                         epoch: int) -> list[AgentItem]:
-        if agent_id is not None:
-            found = self.runs.store.agent(caller.tenant_id, run_id, agent_id)
-            if found is None or not found.live(epoch):
-                raise agent_not_found()
-            return [found]
-        agents = sorted((a for a in self.runs.store.agents(caller.tenant_id, run_id)
-                         if a.live(epoch)), key=lambda a: a.agent_id)
-        if len(agents) > MAX_BREAK_AGENTS:
-            raise validation_error("agentId", f"is required when the run has more than "
-                                              f"{MAX_BREAK_AGENTS} agents (one break each)")
-        return [current_agent(a, a.agent_id, epoch) for a in agents]
 
     # the one transaction of a break or a restore ------------------------------------------
     def _switch(self, caller: Caller, run_id: str, idempotency_key: str | None, body: bytes,

@@ -56,6 +56,7 @@ MAX_BODY = 64 * 1024  # register, reset, config
 MAX_STORED = 350_000  # bytes of an agent's compressed body (DynamoDB items: 400 KB)
 RECENT_KEYS = 16  # Idempotency-Keys remembered per agent
 ATTEMPTS = 8  # concurrent batches of one agent: re-read and apply again this many times
+MAX_BREAK_AGENTS = 8  # agents a reset or a break without agentId resets (one transaction)
 PLAN_CACHE_S = 60.0
 DAY_S = 86_400
 
@@ -376,22 +377,46 @@ class Runs:
 
     # POST /v1/runs/{runId}/reset ---------------------------------------------------------------
     def reset(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
-        """A reset point for one agent, or for every agent of the run (no agentId)."""
+        """A reset point for one agent, or for every agent of the run (no agentId, at most
+        MAX_BREAK_AGENTS): one transaction, one request against the rate limit."""
         check_run_id(run_id)
         body = validate(ResetBody, raw if raw is not None else {}, prefix="")
+        agent_id = check_agent_id(body.agentId, "agentId") if body.agentId is not None else None
         caller = self.admit(identity)
-        if body.agentId is not None:
-            names = [check_agent_id(body.agentId, "agentId")]
-        else:
-            epoch = int(self.clock().timestamp())
-            names = sorted(a.agent_id for a in self.store.agents(caller.tenant_id, run_id)
-                           if a.live(epoch))
-        done = []
-        for name in names:
-            agent, _ = self._update_agent(caller, run_id, name,
-                                          lambda a: _reset(a.body["monitor"]), create=False)
-            done.append({"agentId": name, "segmentStart": agent.body["monitor"]["segmentStart"]})
-        return {"runId": run_id, "reset": done}
+        for _ in range(ATTEMPTS):
+            now = self.clock()
+            epoch = int(now.timestamp())
+            agents = self.agents_to_reset(caller, run_id, agent_id, epoch)
+            expires = self.expiry(caller, now)
+            actions = [self.admission(caller, epoch)]
+            for agent in agents:
+                _reset(agent.body["monitor"])
+                actions.append(self.store.put_agent(caller.tenant_id, run_id, agent,
+                                                    encoded(agent),
+                                                    now.isoformat(timespec="milliseconds"),
+                                                    expires))
+            if self.write(caller, actions, False, now):
+                return {"runId": run_id, "reset": [
+                    {"agentId": a.agent_id, "segmentStart": a.body["monitor"]["segmentStart"]}
+                    for a in agents]}
+        raise write_conflict()
+
+    def agents_to_reset(self, caller: Caller, run_id: str, agent_id: str | None, epoch: int
+                        ) -> list[AgentItem]:
+        """The agent named (RUN_AGENT_NOT_FOUND unless live), or every live agent of the run
+        in id order: at most MAX_BREAK_AGENTS, whose writes fit one transaction."""
+        if agent_id is not None:
+            found = self.store.agent(caller.tenant_id, run_id, agent_id)
+            if found is None or not found.live(epoch):
+                raise agent_not_found()
+            return [found]
+        agents = sorted((a for a in self.store.agents(caller.tenant_id, run_id)
+                         if a.live(epoch)), key=lambda a: a.agent_id)
+        if len(agents) > MAX_BREAK_AGENTS:
+            raise validation_error("agentId", f"is required when the run has more than "
+                                              f"{MAX_BREAK_AGENTS} live agents (one "
+                                              f"transaction resets at most {MAX_BREAK_AGENTS})")
+        return agents
 
     # PUT /v1/runs/{runId}/config ---------------------------------------------------------------
     def set_config(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
