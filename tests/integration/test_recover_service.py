@@ -445,16 +445,61 @@ def test_restore_replaces_memory_byte_for_byte_and_keeps_what_it_replaced(client
 def test_a_restore_that_fails_midway_changes_nothing(client):
     rec, _ = recover(client)
     who = tenant()
-    for i in range(10):
-        put(rec, who, "r", f"k{i}", i)
+    for i in range(60):
+        put(rec, who, "r", f"k{i:02d}", i)
     sid = brk(rec, who, "r")["snapshot_id"]
     put(rec, who, "r", "kept", True)
-    failing = through(rec, FailAt(client, 8, False))  # amid the copies
+    recording = Counting(client)
+    through(rec, recording).restore(who, "r", sid, None, b"", None)
+    second_batch = [i for i, c in enumerate(recording.calls) if c == "batch_write_item"][1]
+    rec.restore(who, "r", rec.lessons(who, "r", {})["lessons"][-1]["snapshotId"], None, b"",
+                None)  # back to the memory before
+    assert memory(rec, who, "r") == {"kept": True}
+    failing = through(rec, FailAt(client, second_batch, False))  # amid the copies
     with pytest.raises(LoopsenseError):
         failing.restore(who, "r", sid, None, b"", "r-1")
     assert memory(rec, who, "r") == {"kept": True}
-    assert rec.restore(who, "r", sid, None, b"", "r-1")["entries"] == 10
-    assert memory(rec, who, "r") == {f"k{i}": i for i in range(10)}
+    assert rec.restore(who, "r", sid, None, b"", "r-1")["entries"] == 60
+    assert memory(rec, who, "r") == {f"k{i:02d}": i for i in range(60)}
+
+
+class Throttled(Counting):
+    """BatchWriteItem writes only the first half of each request and hands the rest back as
+    UnprocessedItems, as DynamoDB does under throttling."""
+
+    def __getattr__(self, name: str) -> Any:
+        method = super().__getattr__(name)
+        if name != "batch_write_item":
+            return method
+
+        def call(RequestItems: dict[str, Any]) -> Any:  # noqa: N803 (boto3's name)
+            (table, writes), = RequestItems.items()
+            half = max(1, len(writes) // 2)
+            method(RequestItems={table: writes[:half]})
+            return {"UnprocessedItems": {table: writes[half:]} if writes[half:] else {}}
+
+        return call
+
+
+def test_a_restore_copies_25_entries_a_request_and_sends_leftovers_again(client,
+                                                                          monkeypatch):
+    import loopsense.store.dynamo as dynamo
+
+    pauses: list[float] = []
+    monkeypatch.setattr(dynamo.time, "sleep", pauses.append)
+    rec, _ = recover(client)
+    who = tenant()
+    for i in range(60):
+        put(rec, who, "r", f"k{i:02d}", {"i": i})
+    sid = brk(rec, who, "r")["snapshot_id"]
+    throttled = Throttled(client)
+    assert through(rec, throttled).restore(who, "r", sid, None, b"", None)["entries"] == 60
+    assert memory(rec, who, "r") == {f"k{i:02d}": {"i": i} for i in range(60)}
+    assert "put_item" not in throttled.calls
+    # 25, 25 and 10 entries, each sent until nothing is left over: halves written of 25 (12,
+    # 6, 3, 2, 1, 1) and of 10 (5, 2, 1, 1, 1)
+    assert throttled.calls.count("batch_write_item") == 6 + 6 + 5
+    assert pauses[:5] == [0.05, 0.1, 0.2, 0.4, 0.8]
 
 
 # ---- tenants, retention ------------------------------------------------------------------------
