@@ -38,7 +38,7 @@ from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.auth import Identity
 from loopsense.platform.catalog import CATALOG
 from loopsense.platform.idempotency import REPLAY_WINDOW_S
-from loopsense.platform.plans import resolve_plan
+from loopsense.platform.plans import quota_exceeded, rate_limited, resolve_plan
 from loopsense.platform.tenant_settings import applied, plan_cap, valid_stored
 from loopsense.skills import run_monitor
 from loopsense.skills.thresholds import THRESHOLDS
@@ -194,14 +194,9 @@ class Runs:
         values, _ = valid_stored(identity.thresholds)
         return Caller(identity.tenant_id, plan, applied(values, plan_cap(plan)))
 
-    def _rate_limited(self, caller: Caller) -> LoopsenseError:
-        return LoopsenseError("TENANT_RATE_LIMITED",
-                              f"more than {caller.plan.requests_per_second} requests per second",
-                              retry_after=1)
-
     def admission(self, caller: Caller, epoch: int) -> dict[str, Any]:
         if caller.plan.requests_per_second <= 0:
-            raise self._rate_limited(caller)
+            raise rate_limited(caller.plan)
         return {"Update": self.metering.admission(caller.tenant_id, epoch,
                                                   caller.plan.requests_per_second)}
 
@@ -209,7 +204,7 @@ class Runs:
         """Reads count against the rate limit with their own write."""
         epoch = int(self.clock().timestamp())
         if not self.metering.admit(caller.tenant_id, epoch, caller.plan.requests_per_second):
-            raise self._rate_limited(caller)
+            raise rate_limited(caller.plan)
 
     def retention(self, caller: Caller, expires_at: int) -> dict[str, Any]:
         at = datetime.fromtimestamp(expires_at, UTC).isoformat(timespec="seconds")
@@ -235,19 +230,11 @@ class Runs:
             self.store.write(actions)
         except WriteRefused as refused:
             if refused.failed(0):
-                raise self._rate_limited(caller) from None
+                raise rate_limited(caller.plan) from None
             if charged and refused.failed(1):
-                raise self._quota_exceeded(caller, now) from None
+                raise quota_exceeded(caller.plan, now) from None
             return False
         return True
-
-    def _quota_exceeded(self, caller: Caller, now: datetime) -> LoopsenseError:
-        from loopsense.platform.pipeline import next_month_in_seconds
-
-        return LoopsenseError(
-            "QUOTA_EXCEEDED",
-            f"the plan's {caller.plan.credits_per_month} credits for {period_of(now)} are used",
-            retry_after=next_month_in_seconds(now))
 
     # POST /v1/runs/{runId}/steps ---------------------------------------------------------------
     def steps(self, identity: Identity, run_id: str, raw: Any, body: bytes,
