@@ -19,6 +19,9 @@ template.yaml's tables, its client wrapped to count requests and the items of ea
 2. The requests one break makes at each size, by operation, and the items of its transaction.
 3. POST .../context (query, budget 1,500 tokens) over 1,000 lessons of about 25 words, and
    over 10 lessons as the baseline; interleaved.
+4. Restore of a snapshot of 10 and of 10,000 entries (written as in 1, frozen by a break):
+   each restore copies them into a new generation (BatchWriteItem, 25 a call) and switches;
+   interleaved, with the requests of one restore by operation.
 """
 
 from __future__ import annotations
@@ -94,7 +97,7 @@ def fill(rec: Recover, who: Identity, run: str, n: int) -> str:
             "args": {"job": 42}, "result": "same", "outcome": "neutral"}
     body = json.dumps({"steps": [call] * 6}).encode()
     rec.runs.steps(who, run, json.loads(body), body, None)
-    head = rec.store.head(who.tenant_id, run)
+    head = rec.store.head(who.tenant_id, run, int(rec.runs.clock().timestamp()))
     rng = random.Random(n)
     for i in range(n):
         value = json.dumps({"note": " ".join(rng.choice(WORDS) for _ in range(8)), "i": i})
@@ -107,7 +110,7 @@ def fill(rec: Recover, who: Identity, run: str, n: int) -> str:
 
 def rearm(rec: Recover, who: Identity, run: str, generation: str, n: int) -> None:
     """The head back on ``generation`` with its ``n`` entries (what it was before a break)."""
-    head = rec.store.head(who.tenant_id, run)
+    head = rec.store.head(who.tenant_id, run, int(rec.runs.clock().timestamp()))
     rec.store.db.call("put_item", TableName=rec.store.table, Item=to_item({
         "pk": partition(who.tenant_id, run), "sk": HEAD, "generation": generation, "count": n,
         "events": head.events, "recent": "[]", "expiresAt": 4_000_000_000}))
@@ -168,6 +171,29 @@ def briefings(rec: Recover, who: Identity, reps: int) -> None:
           f"(<= 1,500)")
 
 
+def restores(rec: Recover, counting: Counting, who: Identity, reps: int) -> None:
+    snapshots = {}
+    for n in SIZES:
+        fill(rec, who, f"restore-{n}", n)
+        snapshots[n] = rec.circuit_break(who, f"restore-{n}", {"reason": "bench",
+                                                                "agentId": "ari"},
+                                          b"{}", None)["snapshot_id"]
+    calls: dict[int, dict[str, int]] = {}
+
+    def case(n: int) -> Any:
+        def run() -> None:
+            counting.calls.clear()
+            answer = rec.restore(who, f"restore-{n}", snapshots[n], None, b"", None)
+            assert answer["entries"] == n, answer
+            calls[n] = dict(sorted(counting.calls.items()))
+        return run
+
+    times = measure({f"{n:,} entries": case(n) for n in SIZES}, reps, warmup=1)
+    table(f"4. restore, {reps} interleaved rounds", list(times.items()), f"{SIZES[0]:,} entries")
+    for n in SIZES:
+        print(f"  {n:>6,} entries: {sum(calls[n].values())} requests {calls[n]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -175,6 +201,7 @@ def main() -> None:
     rec, counting, who = service()
     breaks(rec, counting, who, reps=10 if args.quick else 200)
     briefings(rec, who, reps=3 if args.quick else 30)
+    restores(rec, counting, who, reps=2 if args.quick else 10)
 
 
 if __name__ == "__main__":

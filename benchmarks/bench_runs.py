@@ -19,21 +19,20 @@ Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import random
-import statistics
-import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-KEY = "ls_local_development_key_0001"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_platform import KEY, start_server, stats  # noqa: E402
+from bench_platform import Client as PlatformClient  # noqa: E402
+
 RUN = "/v1/runs/bench"
 PRIORS = (10, 1_000, 10_000)
 
@@ -46,24 +45,8 @@ def step(agent: str, rng: random.Random) -> dict[str, Any]:
             "outcome": rng.choice(("positive", "neutral", "negative"))}
 
 
-def start_server() -> tuple[subprocess.Popen[str], str, int]:
-    process = subprocess.Popen(
-        [str(BIN / "loopsense"), "serve", "--port", "0", "--store-port", "0",
-         "--dev-plan", "enterprise"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith("loopsense: ready "):
-            host, port = line.split()[-1].removeprefix("http://").split(":")
-            threading.Thread(target=lambda: [None for _ in process.stdout or []],
-                             daemon=True).start()  # keep draining its output
-            return process, host, int(port)
-    raise RuntimeError("loopsense serve did not start")
-
-
-class Client:
-    def __init__(self, host: str, port: int) -> None:
-        self.conn = http.client.HTTPConnection(host, port, timeout=60)
+class Client(PlatformClient):
+    """bench_platform's client (one kept-alive connection), posting step batches."""
 
     def steps(self, body: Any) -> float:
         data = json.dumps(body).encode()
@@ -76,11 +59,6 @@ class Client:
         if answer.status != 200:
             raise RuntimeError(f"HTTP {answer.status}: {payload[:300]!r}")
         return elapsed
-
-
-def stats(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered) * 1000, ordered[int(0.95 * (len(ordered) - 1))] * 1000
 
 
 def over_http(rounds: int) -> None:

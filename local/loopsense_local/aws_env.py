@@ -17,7 +17,11 @@ FAKE_AWS_ENV = {
 
 
 def is_loopback(url: str) -> bool:
-    host = urlparse(url).hostname or ""
+    return is_loopback_host(urlparse(url).hostname or "")
+
+
+def is_loopback_host(host: str) -> bool:
+    """A host name or address (IPv6 bare, as a listening address is given: ``::1``)."""
     try:
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:

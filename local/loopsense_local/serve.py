@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopsense_local.aws_env import is_loopback, use_local_store
+from loopsense_local.aws_env import is_loopback_host, use_local_store
 from loopsense_local.tables import use_local_tables
 
 # A well-known key for the local development tenant only (like LocalStack's "test"): it makes
@@ -111,7 +111,7 @@ def serve(options: ServeOptions) -> int:
         from loopsense_local.dynamodb.storage import StoreLocked
         from loopsense_local.embedded import EmbeddedDynamoDB
 
-        if not is_loopback(f"http://{options.store_host}"):
+        if not is_loopback_host(options.store_host):
             print(f"loopsense: WARNING: the embedded DynamoDB listens on {options.store_host} and "
                   "takes any credentials: whoever reaches that address reads and changes "
                   "every tenant and key", file=sys.stderr, flush=True)

@@ -307,6 +307,13 @@ def test_each_skill_function_times_out_at_its_catalog_budget(template):
         assert _prop(template, function, "Timeout") * 1000 == skill.timeout_ms, skill.key
 
 
+def test_the_runs_function_may_run_as_long_as_the_http_api_waits(template):
+    """A restore copies up to 10,000 entries: 29 s, API Gateway's integration limit (longer,
+    and the gateway answers outside the envelope)."""
+    runs = template["Resources"]["RunsFunction"]
+    assert _prop(template, runs, "Timeout") == 29
+
+
 def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(template):
     """Least privilege: the runs table for its reads and (transactional) writes, the plan rows,
     the charge and the rate counter; nothing else, on nothing else."""
@@ -317,8 +324,8 @@ def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(templat
     assert all(s["Effect"] == "Allow" for s in statements)
     assert granted == {
         str({"Fn::GetAtt": ["RunsTable", "Arn"]}): sorted([
-            "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
-            "dynamodb:UpdateItem", "dynamodb:DeleteItem"]),
+            "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem",
+            "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]),
         str({"Fn::GetAtt": ["PlansTable", "Arn"]}): ["dynamodb:GetItem"],
         str({"Fn::GetAtt": ["UsageTable", "Arn"]}): ["dynamodb:PutItem", "dynamodb:UpdateItem"],
         str({"Fn::GetAtt": ["RateLimitsTable", "Arn"]}): ["dynamodb:UpdateItem"],

@@ -207,6 +207,19 @@ def test_refused_as_dynamodb_refuses_what_moto_lets_through(store: EmbeddedDynam
         client.delete_table(TableName="ranged")
 
 
+def test_a_batch_write_over_25_requests_or_naming_a_key_twice_writes_nothing(
+        store: EmbeddedDynamoDB) -> None:
+    """DynamoDB's BatchWriteItem limits (moto writes both batches)."""
+    client = store.client()
+    for writes in ([{"PutRequest": {"Item": {"id": {"S": f"bw{i}"}}}} for i in range(26)],
+                   [{"PutRequest": {"Item": {"id": {"S": "bw0"}}}},
+                    {"DeleteRequest": {"Key": {"id": {"S": "bw0"}}}}]):
+        with pytest.raises(ClientError) as refused:
+            client.batch_write_item(RequestItems={TABLE: writes})
+        assert code_of(refused) == "ValidationException"
+        assert get(client, "bw0") is None
+
+
 def test_binary_values_cross_the_in_process_client_as_bytes(store: EmbeddedDynamoDB,
                                                            http: Any) -> None:
     store.client().put_item(TableName=TABLE, Item={"id": {"S": "bin"}, "b": {"B": b"\x00\xff"},
@@ -227,7 +240,7 @@ def post(store: EmbeddedDynamoDB, target: str, body: bytes) -> tuple[int, dict[s
 
 
 @pytest.mark.parametrize(("target", "body", "code"), [
-    ("BatchWriteItem", b"{}", "UnknownOperationException"),
+    ("DescribeBackup", b"{}", "UnknownOperationException"),
     ("GetItem", b"{not json", "SerializationException"),
     ("GetItem", b"[1, 2]", "ValidationException"),
     ("GetItem", b'{"TableName": "missing", "Key": {"id": {"S": "a"}}}',

@@ -13,7 +13,7 @@ from loopsense.errors import LoopsenseError
 from loopsense.platform.auth import authenticate, authorizer_context
 from loopsense.platform.http import Request
 from loopsense.platform.invoke import LambdaInvoker
-from loopsense.platform.pipeline import next_month_in_seconds
+from loopsense.platform.plans import next_month_in_seconds
 from loopsense.platform.runtime import build_platform
 from loopsense.settings import Settings
 from loopsense.store.dynamo import make_client

@@ -22,7 +22,7 @@ from loopsense.platform.recover import MAX_VALUE, Recover
 from loopsense.platform.runs import DAY_S, Runs
 from loopsense.settings import Settings
 from loopsense.store.accounts import Accounts
-from loopsense.store.dynamo import Dynamo, make_client
+from loopsense.store.dynamo import Dynamo, make_client, to_item
 from loopsense.store.metering import Metering
 from loopsense.store.runs import RunStore
 from loopsense_local.embedded import EmbeddedDynamoDB
@@ -445,16 +445,61 @@ def test_restore_replaces_memory_byte_for_byte_and_keeps_what_it_replaced(client
 def test_a_restore_that_fails_midway_changes_nothing(client):
     rec, _ = recover(client)
     who = tenant()
-    for i in range(10):
-        put(rec, who, "r", f"k{i}", i)
+    for i in range(60):
+        put(rec, who, "r", f"k{i:02d}", i)
     sid = brk(rec, who, "r")["snapshot_id"]
     put(rec, who, "r", "kept", True)
-    failing = through(rec, FailAt(client, 8, False))  # amid the copies
+    recording = Counting(client)
+    through(rec, recording).restore(who, "r", sid, None, b"", None)
+    second_batch = [i for i, c in enumerate(recording.calls) if c == "batch_write_item"][1]
+    rec.restore(who, "r", rec.lessons(who, "r", {})["lessons"][-1]["snapshotId"], None, b"",
+                None)  # back to the memory before
+    assert memory(rec, who, "r") == {"kept": True}
+    failing = through(rec, FailAt(client, second_batch, False))  # amid the copies
     with pytest.raises(LoopsenseError):
         failing.restore(who, "r", sid, None, b"", "r-1")
     assert memory(rec, who, "r") == {"kept": True}
-    assert rec.restore(who, "r", sid, None, b"", "r-1")["entries"] == 10
-    assert memory(rec, who, "r") == {f"k{i}": i for i in range(10)}
+    assert rec.restore(who, "r", sid, None, b"", "r-1")["entries"] == 60
+    assert memory(rec, who, "r") == {f"k{i:02d}": i for i in range(60)}
+
+
+class Throttled(Counting):
+    """BatchWriteItem writes only the first half of each request and hands the rest back as
+    UnprocessedItems, as DynamoDB does under throttling."""
+
+    def __getattr__(self, name: str) -> Any:
+        method = super().__getattr__(name)
+        if name != "batch_write_item":
+            return method
+
+        def call(RequestItems: dict[str, Any]) -> Any:  # noqa: N803 (boto3's name)
+            (table, writes), = RequestItems.items()
+            half = max(1, len(writes) // 2)
+            method(RequestItems={table: writes[:half]})
+            return {"UnprocessedItems": {table: writes[half:]} if writes[half:] else {}}
+
+        return call
+
+
+def test_a_restore_copies_25_entries_a_request_and_sends_leftovers_again(client,
+                                                                          monkeypatch):
+    import loopsense.store.dynamo as dynamo
+
+    pauses: list[float] = []
+    monkeypatch.setattr(dynamo.time, "sleep", pauses.append)
+    rec, _ = recover(client)
+    who = tenant()
+    for i in range(60):
+        put(rec, who, "r", f"k{i:02d}", {"i": i})
+    sid = brk(rec, who, "r")["snapshot_id"]
+    throttled = Throttled(client)
+    assert through(rec, throttled).restore(who, "r", sid, None, b"", None)["entries"] == 60
+    assert memory(rec, who, "r") == {f"k{i:02d}": {"i": i} for i in range(60)}
+    assert "put_item" not in throttled.calls
+    # 25, 25 and 10 entries, each sent until nothing is left over: halves written of 25 (12,
+    # 6, 3, 2, 1, 1) and of 10 (5, 2, 1, 1, 1)
+    assert throttled.calls.count("batch_write_item") == 6 + 6 + 5
+    assert pauses[:5] == [0.05, 0.1, 0.2, 0.4, 0.8]
 
 
 # ---- tenants, retention ------------------------------------------------------------------------
@@ -662,3 +707,89 @@ def test_a_break_without_an_agent_resets_every_agent_of_the_run_up_to_eight(clie
     assert caught.value.details[0].path == "agentId" and "8" in caught.value.message
     assert events(rec, who, "nine") == []
     assert brk(rec, who, "nine", agentId="a3")["agentsReset"] == ["a3"]
+
+
+# ---- expiry: TTL deletes late and in no order ---------------------------------------------------
+
+
+def head_item(rec: Recover, who: Identity, run: str) -> dict[str, str]:
+    return {"pk": f"{who.tenant_id}#{run}", "sk": "MEMORY"}
+
+
+def test_an_expired_head_not_yet_deleted_is_absent(client):
+    clock = Clock()
+    rec, _ = recover(client, clock)
+    who = tenant(run_retention_days=14)
+    put(rec, who, "r", "plan", 1)
+    clock.now += timedelta(days=20)  # every item expired, none deleted yet
+    listed = rec.get_all(who, "r", {})
+    assert (listed["count"], listed["entries"]) == (0, {})
+    with pytest.raises(LoopsenseError) as caught:
+        rec.get(who, "r", "plan")
+    assert caught.value.code == "RUN_MEMORY_NOT_FOUND"
+    assert put(rec, who, "r", "plan", 2)["created"]
+    assert rec.get_all(who, "r", {})["count"] == 1
+    assert rec.get(who, "r", "plan")["value"] == 2
+
+
+def test_a_run_whose_head_alone_was_deleted_breaks_and_restores(client):
+    clock = Clock()
+    rec, _ = recover(client, clock)
+    who = tenant(run_retention_days=14)
+    steps(rec.runs, who, "r", [call("x", {})])
+    put(rec, who, "r", "plan", 1)
+    first = brk(rec, who, "r")["snapshot_id"]
+    put(rec, who, "r", "plan", 2)
+    brk(rec, who, "r")
+    rec.store.db.call("delete_item", TableName=rec.store.table,
+                      Key=to_item(head_item(rec, who, "r")))  # the head alone, by TTL
+    put(rec, who, "r", "plan", 3)
+    assert brk(rec, who, "r")["summary"]["entries"] == 1  # not RUN_WRITE_CONFLICT
+    assert [e["seq"] for e in events(rec, who, "r")] == [1, 2, 3]
+    assert rec.restore(who, "r", first, None, b"", None)["entries"] == 1
+    assert memory(rec, who, "r") == {"plan": 1}
+    assert [e["seq"] for e in events(rec, who, "r")] == [1, 2, 3, 4]
+
+
+def test_an_expired_head_not_yet_deleted_breaks_on_fresh_memory(client):
+    clock = Clock()
+    rec, _ = recover(client, clock)
+    who = tenant(run_retention_days=14)
+    steps(rec.runs, who, "r", [call("x", {})])
+    put(rec, who, "r", "old", 1)
+    brk(rec, who, "r")
+    put(rec, who, "r", "old", 2)
+    clock.now += timedelta(days=20)
+    steps(rec.runs, who, "r", [call("x", {})])
+    answer = brk(rec, who, "r")
+    assert answer["summary"]["entries"] == 0  # nothing live was frozen
+    assert snapshot(rec, who, "r", answer["snapshot_id"]) == {}
+    assert [e["seq"] for e in events(rec, who, "r")] == [2]  # 1 expired, not deleted
+    assert memory(rec, who, "r") == {}
+
+
+@pytest.mark.parametrize("deleted", [False, True])
+def test_entries_expired_by_ttl_free_their_place_in_a_full_memory(client, monkeypatch, deleted):
+    import loopsense.platform.recover as module
+
+    monkeypatch.setattr(module, "MAX_ENTRIES", 3)
+    clock = Clock()
+    rec, _ = recover(client, clock)
+    who = tenant(run_retention_days=14)
+    put(rec, who, "r", "k0", 0)
+    clock.now += timedelta(days=10)
+    put(rec, who, "r", "k1", 1)
+    put(rec, who, "r", "k2", 2)
+    clock.now += timedelta(days=5)  # k0 expired (and, or not, deleted); the head lives on
+    if deleted:
+        generation = rec.store.head(who.tenant_id, "r", int(clock.now.timestamp())).generation
+        rec.store.db.call("delete_item", TableName=rec.store.table, Key=to_item(
+            {"pk": f"{who.tenant_id}#r#MEMORY", "sk": f"{generation}#k0"}))
+    assert rec.get_all(who, "r", {})["count"] == 2
+    assert put(rec, who, "r", "k3", 3)["created"]  # not RUN_MEMORY_FULL
+    listed = rec.get_all(who, "r", {})
+    assert (listed["count"], sorted(listed["entries"])) == (3, ["k1", "k2", "k3"])
+    assert rec.store.head(who.tenant_id, "r", int(clock.now.timestamp())).count == 3
+    with pytest.raises(LoopsenseError) as caught:  # three live entries do fill it
+        put(rec, who, "r", "k4", 4)
+    assert caught.value.code == "RUN_MEMORY_FULL"

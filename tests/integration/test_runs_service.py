@@ -20,7 +20,7 @@ from moto import mock_aws
 from loopsense.core.monitor.monitor import new_state, observe
 from loopsense.errors import LoopsenseError
 from loopsense.platform.auth import Identity
-from loopsense.platform.runs import DAY_S, MAX_STORED, Runs
+from loopsense.platform.runs import DAY_S, MAX_BREAK_AGENTS, MAX_STORED, Runs
 from loopsense.settings import Settings
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.dynamo import Dynamo, make_client
@@ -531,3 +531,41 @@ def test_a_transaction_conflict_is_a_lost_race_read_again(client):
         steps(hopeless, who, "r", [call("x", {})])
     assert (caught.value.code, caught.value.status) == ("RUN_WRITE_CONFLICT", 409)
     assert state_of(runs, who, "r")["next"] == 2
+
+
+def test_resetting_every_agent_is_one_transaction_and_one_request(client):
+    clock = Clock()
+    runs, counting = service(client, clock)
+    runs.plans.accounts.set_plan(Plan("three", 1000, 3, ("*",), 600_000))
+    who = tenant("three")
+    names = [f"a{i}" for i in range(5)]
+    for name in names:  # five requests, one a second
+        steps(runs, who, "r", [call("x", {}, agent=name)])
+        clock.now += timedelta(seconds=1)
+    counting.calls.clear()
+    answer = runs.reset(who, "r", None)  # one request of the three a second
+    assert [a["agentId"] for a in answer["reset"]] == names
+    assert [c for c in counting.calls if c != "get_item"] == ["query", "transact_write_items"]
+    assert [state_of(runs, who, "r", n)["segmentStart"] for n in names] == [
+        a["segmentStart"] for a in answer["reset"]]
+    runs.reset(who, "r", None)
+    runs.reset(who, "r", None)
+    with pytest.raises(LoopsenseError) as caught:  # the fourth in the same second
+        runs.reset(who, "r", None)
+    assert caught.value.code == "TENANT_RATE_LIMITED"
+
+
+def test_resetting_more_agents_than_one_transaction_takes_needs_an_agent_id(client):
+    clock = Clock()
+    runs, _ = service(client, clock)
+    who = tenant()
+    for i in range(MAX_BREAK_AGENTS + 1):
+        steps(runs, who, "r", [call("x", {}, agent=f"a{i}")])
+    before = state_of(runs, who, "r", "a0")
+    with pytest.raises(LoopsenseError) as caught:
+        runs.reset(who, "r", None)
+    assert caught.value.code == "VALIDATION_ERROR"
+    assert caught.value.details[0].path == "agentId"
+    assert str(MAX_BREAK_AGENTS) in caught.value.details[0].issue
+    assert state_of(runs, who, "r", "a0") == before
+    assert runs.reset(who, "r", {"agentId": "a0"})["reset"][0]["agentId"] == "a0"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from loopsense_local.aws_env import FAKE_AWS_ENV, is_loopback, use_local_store
+from loopsense_local.aws_env import FAKE_AWS_ENV, is_loopback, is_loopback_host, use_local_store
 
 NAMES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_PROFILE",
          "LOOPSENSE_DYNAMODB_ENDPOINT")
@@ -33,6 +33,16 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
 ])
 def test_is_loopback(url: str, loopback: bool) -> None:
     assert is_loopback(url) is loopback
+
+
+@pytest.mark.parametrize(("host", "loopback"), [
+    ("127.0.0.1", True), ("localhost", True), ("::1", True), ("0.0.0.0", False), ("::", False),
+    ("10.0.0.1", False), ("fe80::1", False),
+])
+def test_a_listening_address_is_loopback_or_not(host: str, loopback: bool) -> None:
+    """``loopsense serve --store-host ::1`` listens on loopback: no warning (an address put in
+    ``http://{host}`` unbracketed parsed as no host at all)."""
+    assert is_loopback_host(host) is loopback
 
 
 def test_a_loopback_endpoint_without_credentials_gets_the_fake_ones(clean_env) -> None:

@@ -43,6 +43,7 @@ from loopsense_local.dynamodb.table import Index, Key, KeySchema, Table, key_tex
 Params = dict[str, Any]
 MAX_TRANSACTION_ITEMS = 100
 MAX_BATCH_GET_KEYS = 100
+MAX_BATCH_WRITES = 25
 ACCOUNT = "000000000000"
 REGION = "local"
 SWEEP_INTERVAL_S = 30.0
@@ -86,7 +87,7 @@ class Engine:
             "GetItem": self.get_item, "PutItem": self.put_item, "UpdateItem": self.update_item,
             "DeleteItem": self.delete_item, "Query": self.query, "Scan": self.scan,
             "TransactWriteItems": self.transact_write_items,
-            "BatchGetItem": self.batch_get_item,
+            "BatchGetItem": self.batch_get_item, "BatchWriteItem": self.batch_write_item,
         }
 
     @property
@@ -242,6 +243,28 @@ class Engine:
             items = (table.get(table.key(key)) for key in request["Keys"])
             responses[name] = [item for item in items if item is not None]
         return {"Responses": responses, "UnprocessedKeys": {}}
+
+    def batch_write_item(self, params: Params) -> Params:
+        """Up to 25 puts and deletes over any tables, unconditional, no key twice: all
+        written at once (never any UnprocessedItems)."""
+        requests = params["RequestItems"]
+        if not 1 <= sum(len(writes) for writes in requests.values()) <= MAX_BATCH_WRITES:
+            raise validation(f"RequestItems must hold 1 to {MAX_BATCH_WRITES} write requests")
+        changes: list[_Change] = []
+        for name, writes in requests.items():
+            for write in writes:
+                if set(write) == {"PutRequest"}:
+                    change = self._plan("Put", {"TableName": name, **write["PutRequest"]})
+                elif set(write) == {"DeleteRequest"}:
+                    change = self._plan("Delete", {"TableName": name,
+                                                   **write["DeleteRequest"]})
+                else:
+                    raise validation("a write request is one PutRequest or DeleteRequest")
+                if any(c.table is change.table and c.key == change.key for c in changes):
+                    raise validation("Provided list of item keys contains duplicates")
+                changes.append(change)
+        self._commit(changes)
+        return {"UnprocessedItems": {}}
 
     def put_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD"))

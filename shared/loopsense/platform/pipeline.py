@@ -25,7 +25,7 @@ from loopsense.platform.catalog import CATALOG, find_skill
 from loopsense.platform.http import Request, json_body, json_response
 from loopsense.platform.idempotency import KEY_HEADER, REPLAY_WINDOW_S, Idempotency, check_key
 from loopsense.platform.invoke import Invoker
-from loopsense.platform.plans import resolve_plan
+from loopsense.platform.plans import quota_exceeded, rate_limited, resolve_plan
 from loopsense.platform.routes import answer
 from loopsense.platform.tenant_settings import applied, plan_cap, valid_stored
 from loopsense.store.accounts import Accounts, Plan
@@ -45,13 +45,6 @@ class Envelope(BaseModel):
 
 def parse_envelope(body: bytes) -> Envelope:
     return validate(Envelope, json_body(body, MAX_BODY_BYTES), prefix="")
-
-
-def next_month_in_seconds(now: datetime) -> int:
-    first = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    following = first.replace(year=first.year + 1, month=1) if first.month == 12 else \
-        first.replace(month=first.month + 1)
-    return max(1, int((following - now).total_seconds() + 0.999))
 
 
 @dataclass
@@ -100,13 +93,9 @@ class Platform:
         now = self.clock()
         epoch = int(now.timestamp())
         if not self.metering.admit(identity.tenant_id, epoch, plan.requests_per_second):
-            raise LoopsenseError(
-                "TENANT_RATE_LIMITED",
-                f"more than {plan.requests_per_second} requests per second", retry_after=1)
+            raise rate_limited(plan)
         period = period_of(now)
-        quota_error = LoopsenseError(
-            "QUOTA_EXCEEDED", f"the plan's {plan.credits_per_month} credits for {period} are used",
-            retry_after=next_month_in_seconds(now))
+        quota_error = quota_exceeded(plan, now)
         if self.metering.used(identity.tenant_id, period) + skill.cost > plan.credits_per_month:
             raise quota_error
         result = self.invoker.invoke(skill, envelope.input, request.request_id,

@@ -42,10 +42,8 @@ from loopsense.platform.runs import (
     RECENT_KEYS,
     Caller,
     Runs,
-    agent_not_found,
     check_agent_id,
     check_run_id,
-    current_agent,
     digest,
     encoded,
     write_conflict,
@@ -57,7 +55,6 @@ from loopsense.store.run_memory import (
     Head,
     MemoryStore,
 )
-from loopsense.store.runs import AgentItem
 from loopsense.validation import STRICT, validate
 
 MAX_VALUE = 32 * 1024  # bytes of one working-memory value (JSON)
@@ -65,7 +62,6 @@ MAX_ENTRIES = 10_000  # entries of a run's working memory
 MAX_PAGE = 1000  # entries, lessons or events per page
 DEFAULT_PAGE = 100
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # of values per page (a Lambda answer is at most 6 MB)
-MAX_BREAK_AGENTS = 8  # agents reset by one break without agentId (one transaction)
 MAX_BRIEF_SNAPSHOTS = 20  # the newest snapshots a briefing reads
 MAX_BRIEF_LESSONS = 5000
 SNAPSHOT_KINDS = ("loop_detected", "replaced_by_restore")
@@ -173,7 +169,7 @@ class Recover:
         caller = self._enter(identity, run_id, read=False)
         for _ in range(ATTEMPTS):
             now = self.runs.clock()
-            head = self.store.head(caller.tenant_id, run_id)
+            head = self.store.head(caller.tenant_id, run_id, int(now.timestamp()))
             found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
             existed = found is not None
             expires = self.runs.expiry(caller, now)
@@ -185,17 +181,28 @@ class Recover:
             if self._write(caller, actions, now):
                 return {"runId": run_id, "key": key, "created": not existed,
                         "retention": self._retention(caller, expires)}
-            if not existed and head.count >= MAX_ENTRIES and \
-                    self.store.head(caller.tenant_id, run_id).generation == head.generation:
-                raise LoopsenseError("RUN_MEMORY_FULL",
-                                     f"working memory holds at most {MAX_ENTRIES} entries")
+            if not existed and head.live and head.count >= MAX_ENTRIES:
+                self._full_unless_expired(caller, run_id, head, int(now.timestamp()))
         raise write_conflict()
+
+    def _full_unless_expired(self, caller: Caller, run_id: str, head: Head, epoch: int
+                             ) -> None:
+        """The head counts entries TTL has since expired (or deleted): nothing lowers its
+        count then. Count the live ones; RUN_MEMORY_FULL if they fill it, else correct the
+        count (if generation and count are still as read) for the caller to write again."""
+        live = self.store.count(caller.tenant_id, run_id, head.generation, epoch)
+        if live >= MAX_ENTRIES and \
+                self.store.head(caller.tenant_id, run_id, epoch).generation == head.generation:
+            raise LoopsenseError("RUN_MEMORY_FULL",
+                                 f"working memory holds at most {MAX_ENTRIES} entries")
+        if live < head.count:
+            self.store.recount(caller.tenant_id, run_id, head, live)
 
     def get(self, identity: Identity, run_id: str, key: str) -> dict[str, Any]:
         check_key(key)
         caller = self._enter(identity, run_id, read=True)
         epoch = int(self.runs.clock().timestamp())
-        head = self.store.head(caller.tenant_id, run_id)
+        head = self.store.head(caller.tenant_id, run_id, epoch)
         found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
         if found is None or found.expires_at <= epoch:
             raise LoopsenseError("RUN_MEMORY_NOT_FOUND", "no such key in working memory")
@@ -208,7 +215,7 @@ class Recover:
         caller = self._enter(identity, run_id, read=False)
         for _ in range(ATTEMPTS):
             now = self.runs.clock()
-            head = self.store.head(caller.tenant_id, run_id)
+            head = self.store.head(caller.tenant_id, run_id, int(now.timestamp()))
             found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
             if found is None or found.expires_at <= int(now.timestamp()):
                 raise LoopsenseError("RUN_MEMORY_NOT_FOUND", "no such key in working memory")
@@ -240,9 +247,13 @@ class Recover:
     def get_all(self, identity: Identity, run_id: str, query: dict[str, str]
                 ) -> dict[str, Any]:
         caller = self._enter(identity, run_id, read=True)
-        head = self.store.head(caller.tenant_id, run_id)
+        head = self.store.head(caller.tenant_id, run_id, int(self.runs.clock().timestamp()))
         entries, following = self._page(caller, run_id, head.generation, query)
-        return {"runId": run_id, "count": head.count, "entries": entries, "next": following}
+        # a page holding the whole memory counts its live entries; else the head's count
+        # (docs/recover.md: it may still count entries that expired untouched)
+        whole = "after" not in query and following is None
+        return {"runId": run_id, "count": len(entries) if whole else head.count,
+                "entries": entries, "next": following}
 
     # lessons and events ------------------------------------------------------------------
     def add_lesson(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
@@ -294,7 +305,7 @@ class Recover:
         caller = self._enter(identity, run_id, read=False)
 
         def plan(head: Head, now: datetime, expires: int) -> Switch:
-            agents = self._agents_to_reset(caller, run_id, agent_id, int(now.timestamp()))
+            agents = self.runs.agents_to_reset(caller, run_id, agent_id, int(now.timestamp()))
             names = [a.agent_id for a in agents]
             snapshot_id = _new_id(now)
             lesson = {"lessonId": snapshot_id, "kind": "loop_detected",
@@ -313,20 +324,6 @@ class Recover:
 
         return self._switch(caller, run_id, idempotency_key, body, plan)
 
-    def _agents_to_reset(self, caller: Caller, run_id: str, agent_id: str | None,
-                         epoch: int) -> list[AgentItem]:
-        if agent_id is not None:
-            found = self.runs.store.agent(caller.tenant_id, run_id, agent_id)
-            if found is None or not found.live(epoch):
-                raise agent_not_found()
-            return [found]
-        agents = sorted((a for a in self.runs.store.agents(caller.tenant_id, run_id)
-                         if a.live(epoch)), key=lambda a: a.agent_id)
-        if len(agents) > MAX_BREAK_AGENTS:
-            raise validation_error("agentId", f"is required when the run has more than "
-                                              f"{MAX_BREAK_AGENTS} agents (one break each)")
-        return [current_agent(a, a.agent_id, epoch) for a in agents]
-
     # the one transaction of a break or a restore ------------------------------------------
     def _switch(self, caller: Caller, run_id: str, idempotency_key: str | None, body: bytes,
                 plan: Callable[[Head, datetime, int], Switch]) -> dict[str, Any]:
@@ -339,7 +336,7 @@ class Recover:
         for _ in range(ATTEMPTS):
             now = self.runs.clock()
             epoch = int(now.timestamp())
-            head = self.store.head(caller.tenant_id, run_id)
+            head = self.store.head(caller.tenant_id, run_id, epoch)
             replayed = self._replay(caller, run_id, head, key, body_digest, epoch)
             if replayed is not None:
                 return replayed
@@ -364,10 +361,11 @@ class Recover:
                       generation: str) -> int:
         """The entries of a generation a switch just froze: copied by the switch itself to
         the head's lastCount, unless another switch has come since (then counted)."""
-        head = self.store.head(caller.tenant_id, run_id)
+        head = self.store.head(caller.tenant_id, run_id, int(self.runs.clock().timestamp()))
         if head.last_break == snapshot_id:
             return head.last_count
-        return self.store.count(caller.tenant_id, run_id, generation)
+        return self.store.count(caller.tenant_id, run_id, generation,
+                                int(self.runs.clock().timestamp()))
 
     def _replay(self, caller: Caller, run_id: str, head: Head, key: str | None,
                 body_digest: str, epoch: int) -> dict[str, Any] | None:
@@ -383,7 +381,8 @@ class Recover:
             if lesson is None:
                 return None
             return self._answer(caller, run_id, lesson,
-                                self.store.count(caller.tenant_id, run_id, lesson["generation"]))
+                                self.store.count(caller.tenant_id, run_id, lesson["generation"],
+                                                 epoch))
         return None
 
     def _answer(self, caller: Caller, run_id: str, lesson: dict[str, Any], frozen: int
@@ -427,7 +426,8 @@ class Recover:
         caller = self._enter(identity, run_id, read=False)
         body = snapshot_id.encode() + b"\n" + body  # a key restores one snapshot
         now = self.runs.clock()
-        replayed = self._replay(caller, run_id, self.store.head(caller.tenant_id, run_id),
+        replayed = self._replay(caller, run_id,
+                                self.store.head(caller.tenant_id, run_id, int(now.timestamp())),
                                 digest(idempotency_key) if idempotency_key else None,
                                 digest(body), int(now.timestamp()))
         if replayed is not None:

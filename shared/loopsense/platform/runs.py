@@ -38,7 +38,7 @@ from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.auth import Identity
 from loopsense.platform.catalog import CATALOG
 from loopsense.platform.idempotency import REPLAY_WINDOW_S
-from loopsense.platform.plans import resolve_plan
+from loopsense.platform.plans import quota_exceeded, rate_limited, resolve_plan
 from loopsense.platform.tenant_settings import applied, plan_cap, valid_stored
 from loopsense.skills import run_monitor
 from loopsense.skills.thresholds import THRESHOLDS
@@ -56,6 +56,7 @@ MAX_BODY = 64 * 1024  # register, reset, config
 MAX_STORED = 350_000  # bytes of an agent's compressed body (DynamoDB items: 400 KB)
 RECENT_KEYS = 16  # Idempotency-Keys remembered per agent
 ATTEMPTS = 8  # concurrent batches of one agent: re-read and apply again this many times
+MAX_BREAK_AGENTS = 8  # agents a reset or a break without agentId resets (one transaction)
 PLAN_CACHE_S = 60.0
 DAY_S = 86_400
 
@@ -193,14 +194,9 @@ class Runs:
         values, _ = valid_stored(identity.thresholds)
         return Caller(identity.tenant_id, plan, applied(values, plan_cap(plan)))
 
-    def _rate_limited(self, caller: Caller) -> LoopsenseError:
-        return LoopsenseError("TENANT_RATE_LIMITED",
-                              f"more than {caller.plan.requests_per_second} requests per second",
-                              retry_after=1)
-
     def admission(self, caller: Caller, epoch: int) -> dict[str, Any]:
         if caller.plan.requests_per_second <= 0:
-            raise self._rate_limited(caller)
+            raise rate_limited(caller.plan)
         return {"Update": self.metering.admission(caller.tenant_id, epoch,
                                                   caller.plan.requests_per_second)}
 
@@ -208,7 +204,7 @@ class Runs:
         """Reads count against the rate limit with their own write."""
         epoch = int(self.clock().timestamp())
         if not self.metering.admit(caller.tenant_id, epoch, caller.plan.requests_per_second):
-            raise self._rate_limited(caller)
+            raise rate_limited(caller.plan)
 
     def retention(self, caller: Caller, expires_at: int) -> dict[str, Any]:
         at = datetime.fromtimestamp(expires_at, UTC).isoformat(timespec="seconds")
@@ -234,19 +230,11 @@ class Runs:
             self.store.write(actions)
         except WriteRefused as refused:
             if refused.failed(0):
-                raise self._rate_limited(caller) from None
+                raise rate_limited(caller.plan) from None
             if charged and refused.failed(1):
-                raise self._quota_exceeded(caller, now) from None
+                raise quota_exceeded(caller.plan, now) from None
             return False
         return True
-
-    def _quota_exceeded(self, caller: Caller, now: datetime) -> LoopsenseError:
-        from loopsense.platform.pipeline import next_month_in_seconds
-
-        return LoopsenseError(
-            "QUOTA_EXCEEDED",
-            f"the plan's {caller.plan.credits_per_month} credits for {period_of(now)} are used",
-            retry_after=next_month_in_seconds(now))
 
     # POST /v1/runs/{runId}/steps ---------------------------------------------------------------
     def steps(self, identity: Identity, run_id: str, raw: Any, body: bytes,
@@ -376,22 +364,46 @@ class Runs:
 
     # POST /v1/runs/{runId}/reset ---------------------------------------------------------------
     def reset(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
-        """A reset point for one agent, or for every agent of the run (no agentId)."""
+        """A reset point for one agent, or for every agent of the run (no agentId, at most
+        MAX_BREAK_AGENTS): one transaction, one request against the rate limit."""
         check_run_id(run_id)
         body = validate(ResetBody, raw if raw is not None else {}, prefix="")
+        agent_id = check_agent_id(body.agentId, "agentId") if body.agentId is not None else None
         caller = self.admit(identity)
-        if body.agentId is not None:
-            names = [check_agent_id(body.agentId, "agentId")]
-        else:
-            epoch = int(self.clock().timestamp())
-            names = sorted(a.agent_id for a in self.store.agents(caller.tenant_id, run_id)
-                           if a.live(epoch))
-        done = []
-        for name in names:
-            agent, _ = self._update_agent(caller, run_id, name,
-                                          lambda a: _reset(a.body["monitor"]), create=False)
-            done.append({"agentId": name, "segmentStart": agent.body["monitor"]["segmentStart"]})
-        return {"runId": run_id, "reset": done}
+        for _ in range(ATTEMPTS):
+            now = self.clock()
+            epoch = int(now.timestamp())
+            agents = self.agents_to_reset(caller, run_id, agent_id, epoch)
+            expires = self.expiry(caller, now)
+            actions = [self.admission(caller, epoch)]
+            for agent in agents:
+                _reset(agent.body["monitor"])
+                actions.append(self.store.put_agent(caller.tenant_id, run_id, agent,
+                                                    encoded(agent),
+                                                    now.isoformat(timespec="milliseconds"),
+                                                    expires))
+            if self.write(caller, actions, False, now):
+                return {"runId": run_id, "reset": [
+                    {"agentId": a.agent_id, "segmentStart": a.body["monitor"]["segmentStart"]}
+                    for a in agents]}
+        raise write_conflict()
+
+    def agents_to_reset(self, caller: Caller, run_id: str, agent_id: str | None, epoch: int
+                        ) -> list[AgentItem]:
+        """The agent named (RUN_AGENT_NOT_FOUND unless live), or every live agent of the run
+        in id order: at most MAX_BREAK_AGENTS, whose writes fit one transaction."""
+        if agent_id is not None:
+            found = self.store.agent(caller.tenant_id, run_id, agent_id)
+            if found is None or not found.live(epoch):
+                raise agent_not_found()
+            return [found]
+        agents = sorted((a for a in self.store.agents(caller.tenant_id, run_id)
+                         if a.live(epoch)), key=lambda a: a.agent_id)
+        if len(agents) > MAX_BREAK_AGENTS:
+            raise validation_error("agentId", f"is required when the run has more than "
+                                              f"{MAX_BREAK_AGENTS} live agents (one "
+                                              f"transaction resets at most {MAX_BREAK_AGENTS})")
+        return agents
 
     # PUT /v1/runs/{runId}/config ---------------------------------------------------------------
     def set_config(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ stays visible to the caller as ``ConditionFailed``.
 
 from __future__ import annotations
 
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -22,6 +23,7 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 STORE_DOWN_RETRY_AFTER = 2
+BATCH_TRIES = 6  # a batch's leftovers are sent again after 50, 100 ... 800 ms (1.55 s in all)
 
 
 class ConditionFailed(Exception):
@@ -108,6 +110,22 @@ class Dynamo:
             raise unavailable() from None
         except BotoCoreError:
             raise unavailable() from None
+
+    def batch(self, operation: str, request: dict[str, Any], leftover: str
+              ) -> list[dict[str, Any]]:
+        """A batch operation (``RequestItems``) and its answers, sending what DynamoDB left
+        over (``leftover``: UnprocessedKeys, UnprocessedItems; it does under throttling) again
+        after a growing pause, as AWS advises; the store is unavailable if some is still left
+        after BATCH_TRIES calls."""
+        answers = []
+        for attempt in range(BATCH_TRIES):
+            if attempt:
+                time.sleep(0.05 * 2 ** (attempt - 1))
+            answers.append(self.call(operation, RequestItems=request))
+            request = answers[-1].get(leftover) or {}
+            if not request:
+                return answers
+        raise unavailable()
 
     def get(self, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
         item = self.call("get_item", TableName=table, Key=to_item(key),

@@ -4,7 +4,7 @@
 Items (``pk``, ``sk``):
 
 - ``<tenantId>#<runId>``, ``MEMORY``: the head of the run's working memory. ``generation``
-  (the id of the live generation; ``"0"`` while there is no head), ``count`` (its entries),
+  (the id of the live generation), ``count`` (its entries),
   ``events`` (events appended so far), ``lastBreak``/``lastCount`` (the latest break's snapshot
   and how many entries it took: a break copies ``count`` there in its own write), ``recent``
   (the last Idempotency-Keys of breaks and restores).
@@ -20,22 +20,29 @@ A generation is written only while it is the live one: every entry write is a tr
 whose head update is conditional on the generation it read. A break makes a new generation
 live with one conditional write, so the entries of the old one are frozen from then on: they
 are the snapshot, never copied.
+
+A head past its ``expiresAt`` is absent, whether TTL has deleted it yet or not (TTL deletes
+late and in no order): a run without a live head starts a fresh generation (so entries of an
+expired one are never read again) and takes its next event seq from its newest event item (an
+expired event may still hold the seq the head counted). Its first write is still conditional
+on the head item as stored (absent, or the expired generation), so racing writers take turns.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from loopsense import jsonio
-from loopsense.store.dynamo import Dynamo, from_item, to_item
+from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
 from loopsense.store.runs import partition
 
 HEAD = "MEMORY"
 LESSON = "LESSON#"
 EVENT = "EVENT#"
-FIRST_GENERATION = "0"  # the generation of a run that has no head yet
+BATCH_WRITES = 25  # BatchWriteItem's limit
 
 
 def entries_partition(tenant_id: str, run_id: str) -> str:
@@ -48,21 +55,24 @@ def event_sk(seq: int) -> str:
 
 @dataclass
 class Head:
-    generation: str = FIRST_GENERATION
+    """The live head of a run's working memory, or (``live`` False) a fresh one to create."""
+
+    generation: str = field(default_factory=lambda: uuid.uuid4().hex)
     count: int = 0
     events: int = 0
     last_break: str | None = None
     last_count: int = 0
     recent: list[list[Any]] = field(default_factory=list)  # [[key, body, at, answer], ...]
-    exists: bool = False
+    expires_at: int = 0
+    live: bool = False
+    stored: str | None = None  # the generation of the item as stored, expired or not
 
     @classmethod
-    def from_item(cls, item: dict[str, Any] | None) -> Head:
-        if item is None:
-            return cls()
+    def from_item(cls, item: dict[str, Any]) -> Head:
         return cls(item["generation"], int(item.get("count", 0)), int(item.get("events", 0)),
                    item.get("lastBreak"), int(item.get("lastCount", 0)),
-                   json.loads(item.get("recent", "[]")), True)
+                   json.loads(item.get("recent", "[]")), int(item["expiresAt"]), True,
+                   item["generation"])
 
 
 @dataclass(frozen=True)
@@ -81,9 +91,15 @@ class MemoryStore:
         return {"pk": {"S": pk}, "sk": {"S": sk}}
 
     # reads ---------------------------------------------------------------------------------
-    def head(self, tenant_id: str, run_id: str) -> Head:
-        return Head.from_item(self.db.get(self.table, {"pk": partition(tenant_id, run_id),
-                                                       "sk": HEAD}))
+    def head(self, tenant_id: str, run_id: str, epoch: int) -> Head:
+        """The live head; else a fresh one, its events counted from the newest event item
+        (one more query, only then)."""
+        item = self.db.get(self.table, {"pk": partition(tenant_id, run_id), "sk": HEAD})
+        if item is not None and int(item["expiresAt"]) > epoch:
+            return Head.from_item(item)
+        newest, _ = self.listed(tenant_id, run_id, EVENT, limit=1, newest_first=True)
+        return Head(events=int(newest[0]["seq"]) if newest else 0,
+                    stored=item["generation"] if item is not None else None)
 
     def entry(self, tenant_id: str, run_id: str, generation: str, key: str) -> Entry | None:
         item = self.db.get(self.table, {"pk": entries_partition(tenant_id, run_id),
@@ -115,12 +131,15 @@ class MemoryStore:
                 return found, found[-1].key
             kwargs["ExclusiveStartKey"] = last
 
-    def count(self, tenant_id: str, run_id: str, generation: str) -> int:
+    def count(self, tenant_id: str, run_id: str, generation: str, epoch: int) -> int:
+        """A generation's live entries (those not past their ``expiresAt`` at ``epoch``)."""
         total, kwargs = 0, {
             "ConsistentRead": True, "Select": "COUNT",
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :g)",
+            "FilterExpression": "expiresAt > :now",
             "ExpressionAttributeValues": {":pk": {"S": entries_partition(tenant_id, run_id)},
-                                          ":g": {"S": f"{generation}#"}}}
+                                          ":g": {"S": f"{generation}#"},
+                                          ":now": {"N": str(epoch)}}}
         while True:
             page = self.db.call("query", TableName=self.table, **kwargs)
             total += int(page.get("Count", 0))
@@ -159,20 +178,32 @@ class MemoryStore:
 
     # writes: transaction actions, combined by the caller ------------------------------------
     def _head_condition(self, head: Head) -> tuple[str, dict[str, Any]]:
-        if head.generation == FIRST_GENERATION:
-            return "(attribute_not_exists(generation) OR generation = :g)", \
-                {":g": {"S": FIRST_GENERATION}}
-        return "generation = :g", {":g": {"S": head.generation}}
+        """The head item is still as read: absent, or of the generation read (live or not)."""
+        if head.stored is None:
+            return "attribute_not_exists(generation)", {}
+        return "generation = :cur", {":cur": {"S": head.stored}}
 
     def count_change(self, tenant_id: str, run_id: str, head: Head, delta: int, now: str,
                      expires_at: int, max_entries: int) -> dict[str, Any]:
-        """The head of an entry write: still ``head.generation`` (else a break came first),
-        ``count`` moved by ``delta``, below ``max_entries`` when it grows."""
+        """The head of an entry write: still as read (else a break came first), ``count``
+        moved by ``delta``, below ``max_entries`` when it grows. A fresh head is written
+        whole over what an expired one left."""
         condition, values = self._head_condition(head)
+        values.update(to_item({":g": head.generation, ":d": delta, ":now": now,
+                               ":e": expires_at}))
+        if not head.live:
+            values.update(to_item({":ev": head.events, ":r": "[]"}))
+            return {"Update": {
+                "TableName": self.table, "Key": self._key(partition(tenant_id, run_id), HEAD),
+                "UpdateExpression": "SET generation = :g, #c = :d, events = :ev, recent = :r, "
+                                    "updatedAt = :now, expiresAt = :e "
+                                    "REMOVE lastBreak, lastCount",
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": {"#c": "count"},
+                "ExpressionAttributeValues": values}}
         if delta > 0:
             condition += " AND (attribute_not_exists(#c) OR #c < :max)"
             values[":max"] = {"N": str(max_entries)}
-        values.update(to_item({":d": delta, ":now": now, ":e": expires_at}))
         return {"Update": {
             "TableName": self.table, "Key": self._key(partition(tenant_id, run_id), HEAD),
             "UpdateExpression": "SET generation = :g, updatedAt = :now, expiresAt = :e "
@@ -180,6 +211,21 @@ class MemoryStore:
             "ConditionExpression": condition,
             "ExpressionAttributeNames": {"#c": "count"},
             "ExpressionAttributeValues": values}}
+
+    def recount(self, tenant_id: str, run_id: str, head: Head, count: int) -> bool:
+        """Set a live head's ``count`` to ``count`` (its live entries, counted), if its
+        generation and count are still as read; False when they are not."""
+        try:
+            self.db.call("update_item", TableName=self.table,
+                         Key=self._key(partition(tenant_id, run_id), HEAD),
+                         UpdateExpression="SET #c = :n",
+                         ConditionExpression="generation = :cur AND #c = :old",
+                         ExpressionAttributeNames={"#c": "count"},
+                         ExpressionAttributeValues=to_item({":cur": head.generation,
+                                                            ":old": head.count, ":n": count}))
+        except ConditionFailed:
+            return False
+        return True
 
     def put_entry(self, tenant_id: str, run_id: str, generation: str, key: str, value: str,
                   now: str, expires_at: int, existed: bool | None) -> dict[str, Any]:
@@ -211,9 +257,11 @@ class MemoryStore:
         values.update(to_item({":new": generation, ":n": count, ":ev": head.events + 1,
                                ":sid": snapshot_id, ":r": jsonio.dumps(recent), ":now": now,
                                ":e": expires_at, ":zero": 0}))
+        # the frozen count: the live one as committed; an expired head's held nothing live
+        last = "if_not_exists(#c, :zero)" if head.live else ":zero"
         return {"Update": {
             "TableName": self.table, "Key": self._key(partition(tenant_id, run_id), HEAD),
-            "UpdateExpression": "SET generation = :new, lastCount = if_not_exists(#c, :zero), "
+            "UpdateExpression": f"SET generation = :new, lastCount = {last}, "
                                 "#c = :n, events = :ev, lastBreak = :sid, recent = :r, "
                                 "updatedAt = :now, expiresAt = :e",
             "ConditionExpression": condition,
@@ -233,11 +281,14 @@ class MemoryStore:
 
     def stage(self, tenant_id: str, run_id: str, generation: str, entries: list[Entry],
               now: str, expires_at: int) -> None:
-        """Write entries into a generation nobody reads yet (a restore's copy): one PutItem
-        each; visible only once a ``switch`` makes the generation live."""
-        for entry in entries:
-            self.db.call("put_item", **self.put_entry(tenant_id, run_id, generation, entry.key,
-                                                      entry.value, now, expires_at, None)["Put"])
+        """Write entries into a generation nobody reads yet (a restore's copy): one
+        BatchWriteItem per 25 (unconditional: nothing else writes there); visible only once a
+        ``switch`` makes the generation live."""
+        for start in range(0, len(entries), BATCH_WRITES):
+            puts = [{"PutRequest": {"Item": self.put_entry(
+                tenant_id, run_id, generation, e.key, e.value, now, expires_at, None
+            )["Put"]["Item"]}} for e in entries[start:start + BATCH_WRITES]]
+            self.db.batch("batch_write_item", {self.table: puts}, "UnprocessedItems")
 
 
 def _entry(item: dict[str, Any]) -> Entry:

@@ -102,11 +102,9 @@ class RunStore:
         keys = [self._key(tenant_id, run_id, AGENT + agent_id),
                 self._key(tenant_id, run_id, CONFIG)]
         request = {self.table: {"Keys": keys, "ConsistentRead": True}}
-        found: list[dict[str, Any]] = []
-        while request:
-            page = self.db.call("batch_get_item", RequestItems=request)
-            found.extend(from_item(i) for i in page.get("Responses", {}).get(self.table, []))
-            request = page.get("UnprocessedKeys") or {}
+        found = [from_item(i) for page in self.db.batch("batch_get_item", request,
+                                                        "UnprocessedKeys")
+                 for i in page.get("Responses", {}).get(self.table, [])]
         agent = next((AgentItem.from_item(i) for i in found if i["sk"] != CONFIG), None)
         config = next((_config(i) for i in found if i["sk"] == CONFIG), None)
         return agent, config

@@ -13,9 +13,11 @@ server marks retryable within the client's deadline, and for ``steps``, ``circui
 ``restore`` one ``Idempotency-Key`` per call, sent again on each retry, so a retry after a lost
 answer is applied (and charged) once: the server answers the replay with the first answer. The
 other writes are idempotent by nature: ``register`` is an upsert, ``config`` and
-``put_memory`` PUTs, ``delete_memory`` a delete, and a ``reset`` retried before any new step
-leaves the segment where the first one put it. ``add_lesson`` is not: a retry after a lost
-answer may store the lesson twice.
+``put_memory`` PUTs, and a ``reset`` retried before any new step leaves the segment where the
+first one put it. ``delete_memory``'s effect is too, not its answer: a retry after a lost
+answer finds the key gone and raises ``NotFoundError`` (RUN_MEMORY_NOT_FOUND), which then
+means it was deleted. ``add_lesson`` is not idempotent: a retry after a lost answer may store
+the lesson twice.
 
 Answers are frozen dataclasses with attributes (``signal.is_looping``), each keeping the
 whole wire answer in ``raw`` for fields newer than this SDK. While the tenant's monitor is off
