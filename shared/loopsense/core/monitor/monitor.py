@@ -6,6 +6,12 @@ excluded), the open text stream, the nudges recommended since the reset and the 
 recommendation. One step costs the same whatever the run's length: rules read the bounded
 segment, never the run.
 
+``index`` counts the segment's keys (tool calls, queries, novelty keys; ``exempt`` the exempt
+tool calls), kept with the entries, so a step asks "has this key been seen, how often" in O(1):
+the rules that need a pass over the segment run only when the counts say they can fire, and the
+answers are the same as evaluating every rule (tests/reference_monitor.py). A state stored
+without it (version 1) gets it rebuilt from its entries.
+
 ``observe`` updates the state it is given (and returns it); ``reset`` makes a reset point
 (a circuit break, POST .../reset); a ``user_message`` is one too unless the config says not.
 """
@@ -22,18 +28,57 @@ from loopsense.core.monitor.findings import Finding
 from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
 from loopsense.core.monitor.steps import THOUGHT, entry
 
-STATE_VERSION = 1
+STATE_VERSION = 2
+Entry = dict[str, Any]
 
 
 def new_state() -> dict[str, Any]:
     return {"version": STATE_VERSION, "next": 0, "segmentStart": 0, "entries": [],
-            "stream": None, "nudges": {}, "last": None}
+            "index": new_index(), "stream": None, "nudges": {}, "last": None}
 
 
 def reset(state: dict[str, Any]) -> dict[str, Any]:
     """A reset point: the signals start afresh; the step count goes on."""
-    state.update(segmentStart=state["next"], entries=[], stream=None, nudges={}, last=None)
+    state.update(segmentStart=state["next"], entries=[], index=new_index(), stream=None,
+                 nudges={}, last=None)
     return state
+
+
+def new_index() -> dict[str, Any]:
+    return {"calls": {}, "queries": {}, "novelty": {}, "exempt": 0}
+
+
+def build_index(entries: list[Entry]) -> dict[str, Any]:
+    index = new_index()
+    for e in entries:
+        count(index, e, 1)
+    return index
+
+
+def count(index: dict[str, Any], e: Entry, by: int) -> None:
+    """Count ``e`` in (by=1) or out of (by=-1) the index; keys counted to zero are dropped."""
+    if "x" in e:
+        index["exempt"] += by
+        return
+    kind = e["k"]
+    if kind == "tool_call":
+        _bump(index["calls"], e["c"], by)
+    elif kind in repetition.QUERY_KINDS:
+        _bump(index["queries"], e["c"], by)
+    _bump(index["novelty"], e["n"], by)
+
+
+def _bump(counts: dict[str, int], key: str, by: int) -> None:
+    total = counts.get(key, 0) + by
+    if total:
+        counts[key] = total
+    else:
+        del counts[key]
+
+
+def _index(state: Mapping[str, Any]) -> dict[str, Any]:
+    index = state.get("index")
+    return index if index is not None else build_index(state["entries"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,27 +89,38 @@ class Evaluation:
 
 
 def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
-    """Every enabled rule over the state's segment."""
+    """Every enabled rule over the state's segment. A rule whose count (from the index) is
+    below its threshold cannot fire and is not run."""
     entries = state["entries"]
-    tool_calls = repetition.calls(entries)
-    streak = streaks.failures(tool_calls)
+    index = _index(state)
+    latest = repetition.latest_call(entries)
+    repeats = index["calls"].get(latest["c"], 0) if latest is not None else 0
+    # The counted tool calls: built only when a rule over them can fire.
+    tool_calls = repetition.calls(entries) if repeats >= 2 else None
+    streak = streaks.failures(entries)
     counted = [e for e in entries if "x" not in e] if config.exempts else entries
     novelty_score = embeddings.novelty_score(counted, config)
     drift_score = embeddings.drift_score(counted, config)
     stream = state["stream"]
-    on = config.on
+    off = config.disabled_rules
+    query = repetition.latest_query(entries) if index["queries"] else None
     candidates = (
-        on("repeated_call") and repetition.repeated_call(tool_calls, config),
-        on("cycle") and len(tool_calls) > 3 and repetition.cycle(tool_calls, config),
-        on("error_streak") and streaks.error_streak(streak, config),
-        on("monologue") and streaks.monologue(entries, config),
-        on("content_loop") and stream is not None and stream["hit"] is not None
+        "repeated_call" not in off and latest is not None and (
+            repetition.repeated_call(tool_calls, config) if tool_calls is not None
+            and repeats >= config.least_repeat else None),
+        "cycle" not in off and tool_calls is not None and len(tool_calls) > 3
+        and repetition.cycle(tool_calls, config),
+        "error_streak" not in off and streaks.error_streak(streak, config),
+        "monologue" not in off and streaks.monologue(entries, config),
+        "content_loop" not in off and stream is not None and stream["hit"] is not None
         and content.finding(stream["hit"], config),
-        on("repeated_query") and repetition.repeated_query(entries, config),
-        on("stagnation") and streaks.stagnation(streak, config),
-        on("condensation_loop") and streaks.condensation_loop(entries, config),
-        on("drift") and embeddings.drift(counted, drift_score, config),
-        on("novelty") and embeddings.novelty(counted, novelty_score, config),
+        "repeated_query" not in off and query is not None
+        and index["queries"][query["c"]] >= config.integer("repeat_warn")
+        and repetition.repeated_query(entries, config),
+        "stagnation" not in off and streaks.stagnation(streak, config),
+        "condensation_loop" not in off and streaks.condensation_loop(entries, config),
+        "drift" not in off and embeddings.drift(counted, drift_score, config),
+        "novelty" not in off and embeddings.novelty(counted, novelty_score, config),
     )  # in RULES order
     findings = [f for f in candidates if isinstance(f, Finding)]
     return Evaluation(findings, novelty_score, drift_score)
@@ -84,12 +140,22 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
         return state, recommend(state, evaluate(state, config), index, config)
     new = entry(step, index, config)
     entries = state["entries"]
+    keys = state.get("index")
+    if keys is None:  # a state stored before the index (version 1)
+        keys = state["index"] = build_index(entries)
+        state["version"] = STATE_VERSION
     if "x" not in new:
-        counted = [e for e in entries if "x" not in e] if config.exempts else entries
-        new["s"] = embeddings.highest_similarity(new, counted)
+        if "e" not in new and (config.exempts or not keys["exempt"]):
+            new["s"] = 1.0 if new["n"] in keys["novelty"] else 0.0  # the scan's answer
+        else:
+            counted = [e for e in entries if "x" not in e] if config.exempts else entries
+            new["s"] = embeddings.highest_similarity(new, counted)
     entries.append(new)
+    count(keys, new, 1)
     excess = len(entries) - config.integer("history_size")
     if excess > 0:
+        for old in entries[:excess]:
+            count(keys, old, -1)
         del entries[:excess]
     if kind == "text_chunk":
         if state["stream"] is None:
