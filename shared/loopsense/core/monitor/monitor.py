@@ -19,8 +19,7 @@ without it (version 1) gets it rebuilt from its entries.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from loopsense.core.monitor import content, embeddings, repetition, streaks
 from loopsense.core.monitor.config import MonitorConfig
@@ -45,7 +44,7 @@ def reset(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def new_index() -> dict[str, Any]:
-    return {"calls": {}, "queries": {}, "novelty": {}, "exempt": 0}
+    return {"calls": {}, "queries": {}, "novelty": {}, "exempt": 0, "call": None, "query": None}
 
 
 def build_index(entries: list[Entry]) -> dict[str, Any]:
@@ -63,8 +62,16 @@ def count(index: dict[str, Any], e: Entry, by: int) -> None:
     kind = e["k"]
     if kind == "tool_call":
         _bump(index["calls"], e["c"], by)
+        if by > 0:
+            index["call"] = e["c"]
+        elif not index["calls"]:  # the latest call is the newest: the last to leave
+            index["call"] = None
     elif kind in repetition.QUERY_KINDS:
         _bump(index["queries"], e["c"], by)
+        if by > 0:
+            index["query"] = e["c"]
+        elif not index["queries"]:
+            index["query"] = None
     _bump(index["novelty"], e["n"], by)
 
 
@@ -81,49 +88,53 @@ def _index(state: Mapping[str, Any]) -> dict[str, Any]:
     return index if index is not None else build_index(state["entries"])
 
 
-@dataclass(frozen=True, slots=True)
-class Evaluation:
+class Evaluation(NamedTuple):
     findings: list[Finding]  # in RULES order
     novelty_score: float
     drift_score: float | int
 
 
 def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
-    """Every enabled rule over the state's segment. A rule whose count (from the index) is
-    below its threshold cannot fire and is not run."""
+    """Every enabled rule over the state's segment, in RULES order. A rule that cannot fire
+    (its count in the index, or the segment's last steps, say so) is not run."""
     entries = state["entries"]
     index = _index(state)
-    latest = repetition.latest_call(entries)
-    repeats = index["calls"].get(latest["c"], 0) if latest is not None else 0
-    # The counted tool calls: built only when a rule over them can fire.
-    tool_calls = repetition.calls(entries) if repeats >= 2 else None
-    streak = streaks.failures(entries)
-    counted = [e for e in entries if "x" not in e] if config.exempts else entries
-    novelty_score = embeddings.novelty_score(counted, config)
-    drift_score = embeddings.drift_score(counted, config)
-    stream = state["stream"]
     off = config.disabled_rules
-    query = repetition.latest_query(entries) if index["queries"] else None
-    candidates = (
-        "repeated_call" not in off and latest is not None and (
-            repetition.repeated_call(tool_calls, config) if tool_calls is not None
-            and repeats >= config.least_repeat else None),
-        "cycle" not in off and tool_calls is not None and len(tool_calls) > 3
-        and repetition.cycle(tool_calls, config),
-        "error_streak" not in off and streaks.error_streak(streak, config),
-        "monologue" not in off and streaks.monologue(entries, config),
-        "content_loop" not in off and stream is not None and stream["hit"] is not None
-        and content.finding(stream["hit"], config),
-        "repeated_query" not in off and query is not None
-        and index["queries"][query["c"]] >= config.integer("repeat_warn")
-        and repetition.repeated_query(entries, config),
-        "stagnation" not in off and streaks.stagnation(streak, config),
-        "condensation_loop" not in off and streaks.condensation_loop(entries, config),
-        "drift" not in off and embeddings.drift(counted, drift_score, config),
-        "novelty" not in off and embeddings.novelty(counted, novelty_score, config),
-    )  # in RULES order
-    findings = [f for f in candidates if isinstance(f, Finding)]
-    return Evaluation(findings, novelty_score, drift_score)
+    found: list[Finding | None] = []
+    latest = index["call"]
+    repeats = index["calls"].get(latest, 0) if latest is not None else 0
+    if repeats >= 2:  # the latest call was made before: a repeat or a cycle is possible
+        tool_calls = repetition.calls(entries)
+        if "repeated_call" not in off and repeats >= config.least_repeat:
+            found.append(repetition.repeated_call(tool_calls, config))
+        if "cycle" not in off and len(tool_calls) > 3:
+            found.append(repetition.cycle(tool_calls, config))
+    streak = streaks.failures(entries)
+    if "error_streak" not in off:
+        found.append(streaks.error_streak(streak, config))
+    last = entries[-1]["k"] if entries else None
+    if "monologue" not in off and last == "message":
+        found.append(streaks.monologue(entries, config))
+    stream = state["stream"]
+    if "content_loop" not in off and stream is not None and stream["hit"] is not None:
+        found.append(content.finding(stream["hit"], config))
+    query = index["query"]
+    if ("repeated_query" not in off and query is not None
+            and index["queries"][query] >= config.integer("repeat_warn")):
+        found.append(repetition.repeated_query(entries, config))
+    if "stagnation" not in off:
+        found.append(streaks.stagnation(streak, config))
+    if "condensation_loop" not in off and "condensation" in (
+            last, len(entries) > 1 and entries[-2]["k"]):
+        found.append(streaks.condensation_loop(entries, config))
+    counted = [e for e in entries if "x" not in e] if config.exempts else entries
+    drift_score = embeddings.drift_score(counted, config)
+    if "drift" not in off and drift_score != embeddings.UNKNOWN:
+        found.append(embeddings.drift(counted, drift_score, config))
+    novelty_score = embeddings.novelty_score(counted, config)
+    if "novelty" not in off:
+        found.append(embeddings.novelty(counted, novelty_score, config))
+    return Evaluation([f for f in found if f is not None], novelty_score, drift_score)
 
 
 def observe(state: dict[str, Any], step: Mapping[str, Any],

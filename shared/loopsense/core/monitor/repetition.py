@@ -22,21 +22,6 @@ def calls(entries: Sequence[Entry]) -> list[Entry]:
     return [e for e in entries if e["k"] == "tool_call" and "x" not in e]
 
 
-def latest_call(entries: Sequence[Entry]) -> Entry | None:
-    """The segment's latest counted tool call."""
-    for e in reversed(entries):
-        if e["k"] == "tool_call" and "x" not in e:
-            return e
-    return None
-
-
-def latest_query(entries: Sequence[Entry]) -> Entry | None:
-    for e in reversed(entries):
-        if e["k"] in QUERY_KINDS:
-            return e
-    return None
-
-
 def repeated_call(tool_calls: Sequence[Entry], config: MonitorConfig) -> Finding | None:
     if not tool_calls:
         return None
