@@ -62,9 +62,11 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
     if kind == "tool_call":
         action = step.get("action")
         policy = config.policy(action)
-        ignore = config.ignore_keys | policy.ignore_keys
+        own = policy.ignore_keys
+        ignore = config.ignore_keys | own if own else config.ignore_keys
         call = _hash([action, step.get("args")], ignore, "args")
-        result = (_hash(step["result"], ignore | RESULT_IGNORE_KEYS, "result")
+        result = (_hash(step["result"], ignore | RESULT_IGNORE_KEYS if own
+                        else config.result_ignore_keys, "result")
                   if "result" in step else None)
         out.update(c=call, r=result, o=OUTCOMES.get(step.get("outcome") or ""), a=action,
                    n=digest(f"{call}:{result}"))
