@@ -100,41 +100,48 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
     entries = state["entries"]
     index = _index(state)
     off = config.disabled_rules
-    found: list[Finding | None] = []
+    findings: list[Finding] = []
     latest = index["call"]
     repeats = index["calls"].get(latest, 0) if latest is not None else 0
     if repeats >= 2:  # the latest call was made before: a repeat or a cycle is possible
         tool_calls = repetition.calls(entries)
-        if "repeated_call" not in off and repeats >= config.least_repeat:
-            found.append(repetition.repeated_call(tool_calls, config))
-        if "cycle" not in off and len(tool_calls) > 3:
-            found.append(repetition.cycle(tool_calls, config))
+        if ("repeated_call" not in off and repeats >= config.least_repeat
+                and (f := repetition.repeated_call(tool_calls, config))):
+            findings.append(f)
+        if ("cycle" not in off and len(tool_calls) > 3
+                and (f := repetition.cycle(tool_calls, config))):
+            findings.append(f)
     streak = streaks.failures(entries)
-    if "error_streak" not in off:
-        found.append(streaks.error_streak(streak, config))
+    if streak and "error_streak" not in off and (f := streaks.error_streak(streak, config)):
+        findings.append(f)
     last = entries[-1]["k"] if entries else None
-    if "monologue" not in off and last == "message":
-        found.append(streaks.monologue(entries, config))
+    if last == "message" and "monologue" not in off and (f := streaks.monologue(entries,
+                                                                                  config)):
+        findings.append(f)
     stream = state["stream"]
-    if "content_loop" not in off and stream is not None and stream["hit"] is not None:
-        found.append(content.finding(stream["hit"], config))
+    if (stream is not None and stream["hit"] is not None and "content_loop" not in off):
+        findings.append(content.finding(stream["hit"], config))
     query = index["query"]
-    if ("repeated_query" not in off and query is not None
-            and index["queries"][query] >= config.integer("repeat_warn")):
-        found.append(repetition.repeated_query(entries, config))
-    if "stagnation" not in off:
-        found.append(streaks.stagnation(streak, config))
-    if "condensation_loop" not in off and "condensation" in (
-            last, len(entries) > 1 and entries[-2]["k"]):
-        found.append(streaks.condensation_loop(entries, config))
+    if (query is not None and index["queries"][query] >= config.integer("repeat_warn")
+            and "repeated_query" not in off
+            and (f := repetition.repeated_query(entries, config))):
+        findings.append(f)
+    if streak and "stagnation" not in off and (f := streaks.stagnation(streak, config)):
+        findings.append(f)
+    if ((last == "condensation" or len(entries) > 1 and entries[-2]["k"] == "condensation")
+            and "condensation_loop" not in off
+            and (f := streaks.condensation_loop(entries, config))):
+        findings.append(f)
     counted = [e for e in entries if "x" not in e] if config.exempts else entries
-    drift_score = embeddings.drift_score(counted, config)
-    if "drift" not in off and drift_score != embeddings.UNKNOWN:
-        found.append(embeddings.drift(counted, drift_score, config))
+    drift_score = (embeddings.drift_score(counted, config) if config.objective is not None
+                   else embeddings.UNKNOWN)
+    if (drift_score != embeddings.UNKNOWN and "drift" not in off
+            and (f := embeddings.drift(counted, drift_score, config))):
+        findings.append(f)
     novelty_score = embeddings.novelty_score(counted, config)
-    if "novelty" not in off:
-        found.append(embeddings.novelty(counted, novelty_score, config))
-    return Evaluation([f for f in found if f is not None], novelty_score, drift_score)
+    if "novelty" not in off and (f := embeddings.novelty(counted, novelty_score, config)):
+        findings.append(f)
+    return Evaluation(findings, novelty_score, drift_score)
 
 
 def observe(state: dict[str, Any], step: Mapping[str, Any],

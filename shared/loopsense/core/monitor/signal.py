@@ -29,7 +29,7 @@ WARNING_CEILING = 0.69
 NOTHING = "no repetitive pattern in the current segment"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built at every step, and a frozen init costs 4x
 class Answer:
     index: int
     findings: list[Finding]
