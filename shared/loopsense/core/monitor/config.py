@@ -74,6 +74,7 @@ class MonitorConfig:
     exempts: bool = field(init=False, repr=False, compare=False)  # some tool is exempt
     # The fewest copies of one call that any tool's repeated_call thresholds can flag.
     least_repeat: int = field(init=False, repr=False, compare=False)
+    least_streak: int = field(init=False, repr=False, compare=False)  # error_streak, stagnation
     # What a result's hash drops when the tool's policy adds nothing (most calls).
     result_ignore_keys: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -86,6 +87,8 @@ class MonitorConfig:
         object.__setattr__(self, "least_repeat", min(
             [int(values[name]) for name in TOOL_THRESHOLDS]
             + [int(v) for p in self.tools.values() for v in p.thresholds.values()]))
+        object.__setattr__(self, "least_streak", min(int(values["error_streak"]),
+                                                     int(values["stagnation_threshold"])))
         object.__setattr__(self, "result_ignore_keys", self.ignore_keys | RESULT_IGNORE_KEYS)
 
     def value(self, name: str) -> int | float:

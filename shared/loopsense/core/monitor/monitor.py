@@ -7,10 +7,11 @@ recommendation. One step costs the same whatever the run's length: rules read th
 segment, never the run.
 
 ``index`` counts the segment's keys (tool calls, queries, novelty keys; ``exempt`` the exempt
-tool calls), kept with the entries, so a step asks "has this key been seen, how often" in O(1):
-the rules that need a pass over the segment run only when the counts say they can fire, and the
-answers are the same as evaluating every rule (tests/reference_monitor.py). A state stored
-without it (version 1) gets it rebuilt from its entries.
+tool calls; ``call`` and ``query`` the latest keys; ``fails`` the trailing run of failed calls
+among the ``known`` outcomes), kept with the entries, so a step asks "has this key been seen,
+how often" in O(1): the rules that need a pass over the segment run only when the counts say
+they can fire, and the answers are the same as evaluating every rule at every step
+(tests/reference_monitor.py). A state stored without it (version 1) gets it rebuilt.
 
 ``observe`` updates the state it is given (and returns it); ``reset`` makes a reset point
 (a circuit break, POST .../reset); a ``user_message`` is one too unless the config says not.
@@ -44,7 +45,8 @@ def reset(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def new_index() -> dict[str, Any]:
-    return {"calls": {}, "queries": {}, "novelty": {}, "exempt": 0, "call": None, "query": None}
+    return {"calls": {}, "queries": {}, "novelty": {}, "exempt": 0, "call": None, "query": None,
+            "known": 0, "fails": 0}
 
 
 def build_index(entries: list[Entry]) -> dict[str, Any]:
@@ -66,6 +68,12 @@ def count(index: dict[str, Any], e: Entry, by: int) -> None:
             index["call"] = e["c"]
         elif not index["calls"]:  # the latest call is the newest: the last to leave
             index["call"] = None
+        if e["o"] is not None:  # the trailing run of failures among the known outcomes
+            index["known"] += by
+            if by < 0:  # the oldest known outcome leaves: the run is at most what remains
+                index["fails"] = min(index["fails"], index["known"])
+            else:
+                index["fails"] = index["fails"] + 1 if e["o"] == "neg" else 0
     elif kind in repetition.QUERY_KINDS:
         _bump(index["queries"], e["c"], by)
         if by > 0:
@@ -111,7 +119,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
         if ("cycle" not in off and len(tool_calls) > 3
                 and (f := repetition.cycle(tool_calls, config))):
             findings.append(f)
-    streak = streaks.failures(entries)
+    streak = streaks.failures(entries) if index["fails"] >= config.least_streak else []
     if streak and "error_streak" not in off and (f := streaks.error_streak(streak, config)):
         findings.append(f)
     last = entries[-1]["k"] if entries else None
