@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/bench_run_monitor.py           # full run (about a minute)
+    .venv/bin/python benchmarks/bench_run_monitor.py           # full run (under half a minute)
     .venv/bin/python benchmarks/bench_run_monitor.py --quick   # smoke run (a few seconds)
 
 1. Skill call: ``jsonio.dumps(run(jsonio.loads(body)))`` vs ``json.loads(body)`` on the same

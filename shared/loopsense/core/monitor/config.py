@@ -71,22 +71,31 @@ class MonitorConfig:
     name_tools: bool = True
     # Every threshold resolved once (rules read a dozen per step).
     values: dict[str, int | float] = field(init=False, repr=False, compare=False)
+    exempts: bool = field(init=False, repr=False, compare=False)  # some tool is exempt
+    # The fewest copies of one call that any tool's repeated_call thresholds can flag.
+    least_repeat: int = field(init=False, repr=False, compare=False)
+    least_streak: int = field(init=False, repr=False, compare=False)  # error_streak, stagnation
+    # What a result's hash drops when the tool's policy adds nothing (most calls).
+    result_ignore_keys: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         resolved = {**DEFAULTS, **self.thresholds}
-        object.__setattr__(self, "values", {
-            name: int(v) if isinstance(DEFAULTS[name], int) else v
-            for name, v in resolved.items()})
+        values = {name: int(v) if isinstance(DEFAULTS[name], int) else v
+                  for name, v in resolved.items()}
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "exempts", any(p.exempt for p in self.tools.values()))
+        object.__setattr__(self, "least_repeat", min(
+            [int(values[name]) for name in TOOL_THRESHOLDS]
+            + [int(v) for p in self.tools.values() for v in p.thresholds.values()]))
+        object.__setattr__(self, "least_streak", min(int(values["error_streak"]),
+                                                     int(values["stagnation_threshold"])))
+        object.__setattr__(self, "result_ignore_keys", self.ignore_keys | RESULT_IGNORE_KEYS)
 
     def value(self, name: str) -> int | float:
         return self.values[name]
 
     def integer(self, name: str) -> int:
         return self.values[name]  # type: ignore[return-value]  # ints stay ints
-
-    @property
-    def exempts(self) -> bool:
-        return any(p.exempt for p in self.tools.values())
 
     def on(self, rule: str) -> bool:
         return rule not in self.disabled_rules

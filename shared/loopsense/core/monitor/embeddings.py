@@ -44,7 +44,7 @@ def novelty_score(counted: Sequence[Entry], config: MonitorConfig) -> float:
     recent = counted[-config.integer("novelty_window"):]
     if not recent:
         return 1.0
-    return round(math.fsum(1.0 - e["s"] for e in recent) / len(recent), 4)
+    return round(math.fsum([1.0 - e["s"] for e in recent]) / len(recent), 4)
 
 
 def novelty(counted: Sequence[Entry], score: float, config: MonitorConfig) -> Finding | None:

@@ -6,6 +6,13 @@ excluded), the open text stream, the nudges recommended since the reset and the 
 recommendation. One step costs the same whatever the run's length: rules read the bounded
 segment, never the run.
 
+``index`` counts the segment's keys (tool calls, queries, novelty keys; ``exempt`` the exempt
+tool calls; ``call`` and ``query`` the latest keys; ``fails`` the trailing run of failed calls
+among the ``known`` outcomes), kept with the entries, so a step asks "has this key been seen,
+how often" in O(1): the rules that need a pass over the segment run only when the counts say
+they can fire, and the answers are the same as evaluating every rule at every step
+(tests/reference_monitor.py). A state stored without it (version 1) gets it rebuilt.
+
 ``observe`` updates the state it is given (and returns it); ``reset`` makes a reset point
 (a circuit break, POST .../reset); a ``user_message`` is one too unless the config says not.
 """
@@ -13,8 +20,7 @@ segment, never the run.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from loopsense.core.monitor import content, embeddings, repetition, streaks
 from loopsense.core.monitor.config import MonitorConfig
@@ -22,51 +28,127 @@ from loopsense.core.monitor.findings import Finding
 from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
 from loopsense.core.monitor.steps import THOUGHT, entry
 
-STATE_VERSION = 1
+STATE_VERSION = 2
+Entry = dict[str, Any]
 
 
 def new_state() -> dict[str, Any]:
     return {"version": STATE_VERSION, "next": 0, "segmentStart": 0, "entries": [],
-            "stream": None, "nudges": {}, "last": None}
+            "index": new_index(), "stream": None, "nudges": {}, "last": None}
 
 
 def reset(state: dict[str, Any]) -> dict[str, Any]:
     """A reset point: the signals start afresh; the step count goes on."""
-    state.update(segmentStart=state["next"], entries=[], stream=None, nudges={}, last=None)
+    state.update(segmentStart=state["next"], entries=[], index=new_index(), stream=None,
+                 nudges={}, last=None)
     return state
 
 
-@dataclass(frozen=True, slots=True)
-class Evaluation:
+def new_index() -> dict[str, Any]:
+    return {"calls": {}, "queries": {}, "novelty": {}, "exempt": 0, "call": None, "query": None,
+            "known": 0, "fails": 0}
+
+
+def build_index(entries: list[Entry]) -> dict[str, Any]:
+    index = new_index()
+    for e in entries:
+        count(index, e, 1)
+    return index
+
+
+def count(index: dict[str, Any], e: Entry, by: int) -> None:
+    """Count ``e`` in (by=1) or out of (by=-1) the index; keys counted to zero are dropped."""
+    if "x" in e:
+        index["exempt"] += by
+        return
+    kind = e["k"]
+    if kind == "tool_call":
+        _bump(index["calls"], e["c"], by)
+        if by > 0:
+            index["call"] = e["c"]
+        elif not index["calls"]:  # the latest call is the newest: the last to leave
+            index["call"] = None
+        if e["o"] is not None:  # the trailing run of failures among the known outcomes
+            index["known"] += by
+            if by < 0:  # the oldest known outcome leaves: the run is at most what remains
+                index["fails"] = min(index["fails"], index["known"])
+            else:
+                index["fails"] = index["fails"] + 1 if e["o"] == "neg" else 0
+    elif kind in repetition.QUERY_KINDS:
+        _bump(index["queries"], e["c"], by)
+        if by > 0:
+            index["query"] = e["c"]
+        elif not index["queries"]:
+            index["query"] = None
+    _bump(index["novelty"], e["n"], by)
+
+
+def _bump(counts: dict[str, int], key: str, by: int) -> None:
+    total = counts.get(key, 0) + by
+    if total:
+        counts[key] = total
+    else:
+        del counts[key]
+
+
+def _index(state: Mapping[str, Any]) -> dict[str, Any]:
+    index = state.get("index")
+    return index if index is not None else build_index(state["entries"])
+
+
+class Evaluation(NamedTuple):
     findings: list[Finding]  # in RULES order
     novelty_score: float
     drift_score: float | int
 
 
 def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
-    """Every enabled rule over the state's segment."""
+    """Every enabled rule over the state's segment, in RULES order. A rule that cannot fire
+    (its count in the index, or the segment's last steps, say so) is not run."""
     entries = state["entries"]
-    tool_calls = repetition.calls(entries)
-    streak = streaks.failures(tool_calls)
-    counted = [e for e in entries if "x" not in e] if config.exempts else entries
-    novelty_score = embeddings.novelty_score(counted, config)
-    drift_score = embeddings.drift_score(counted, config)
+    index = _index(state)
+    off = config.disabled_rules
+    findings: list[Finding] = []
+    latest = index["call"]
+    repeats = index["calls"].get(latest, 0) if latest is not None else 0
+    if repeats >= 2:  # the latest call was made before: a repeat or a cycle is possible
+        tool_calls = repetition.calls(entries)
+        if ("repeated_call" not in off and repeats >= config.least_repeat
+                and (f := repetition.repeated_call(tool_calls, config))):
+            findings.append(f)
+        if ("cycle" not in off and len(tool_calls) > 3
+                and (f := repetition.cycle(tool_calls, config))):
+            findings.append(f)
+    streak = streaks.failures(entries) if index["fails"] >= config.least_streak else []
+    if streak and "error_streak" not in off and (f := streaks.error_streak(streak, config)):
+        findings.append(f)
+    last = entries[-1]["k"] if entries else None
+    if last == "message" and "monologue" not in off and (f := streaks.monologue(entries,
+                                                                                  config)):
+        findings.append(f)
     stream = state["stream"]
-    on = config.on
-    candidates = (
-        on("repeated_call") and repetition.repeated_call(tool_calls, config),
-        on("cycle") and len(tool_calls) > 3 and repetition.cycle(tool_calls, config),
-        on("error_streak") and streaks.error_streak(streak, config),
-        on("monologue") and streaks.monologue(entries, config),
-        on("content_loop") and stream is not None and stream["hit"] is not None
-        and content.finding(stream["hit"], config),
-        on("repeated_query") and repetition.repeated_query(entries, config),
-        on("stagnation") and streaks.stagnation(streak, config),
-        on("condensation_loop") and streaks.condensation_loop(entries, config),
-        on("drift") and embeddings.drift(counted, drift_score, config),
-        on("novelty") and embeddings.novelty(counted, novelty_score, config),
-    )  # in RULES order
-    findings = [f for f in candidates if isinstance(f, Finding)]
+    if (stream is not None and stream["hit"] is not None and "content_loop" not in off):
+        findings.append(content.finding(stream["hit"], config))
+    query = index["query"]
+    if (query is not None and index["queries"][query] >= config.integer("repeat_warn")
+            and "repeated_query" not in off
+            and (f := repetition.repeated_query(entries, config))):
+        findings.append(f)
+    if streak and "stagnation" not in off and (f := streaks.stagnation(streak, config)):
+        findings.append(f)
+    if ((last == "condensation" or len(entries) > 1 and entries[-2]["k"] == "condensation")
+            and "condensation_loop" not in off
+            and (f := streaks.condensation_loop(entries, config))):
+        findings.append(f)
+    counted = [e for e in entries if "x" not in e] if config.exempts else entries
+    drift_score = (embeddings.drift_score(counted, config) if config.objective is not None
+                   else embeddings.UNKNOWN)
+    if (drift_score != embeddings.UNKNOWN and "drift" not in off
+            and (f := embeddings.drift(counted, drift_score, config))):
+        findings.append(f)
+    novelty_score = embeddings.novelty_score(counted, config)
+    if "novelty" not in off and (f := embeddings.novelty(counted, novelty_score, config)):
+        findings.append(f)
     return Evaluation(findings, novelty_score, drift_score)
 
 
@@ -84,12 +166,22 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
         return state, recommend(state, evaluate(state, config), index, config)
     new = entry(step, index, config)
     entries = state["entries"]
+    keys = state.get("index")
+    if keys is None:  # a state stored before the index (version 1)
+        keys = state["index"] = build_index(entries)
+        state["version"] = STATE_VERSION
     if "x" not in new:
-        counted = [e for e in entries if "x" not in e] if config.exempts else entries
-        new["s"] = embeddings.highest_similarity(new, counted)
+        if "e" not in new and (config.exempts or not keys["exempt"]):
+            new["s"] = 1.0 if new["n"] in keys["novelty"] else 0.0  # the scan's answer
+        else:
+            counted = [e for e in entries if "x" not in e] if config.exempts else entries
+            new["s"] = embeddings.highest_similarity(new, counted)
     entries.append(new)
+    count(keys, new, 1)
     excess = len(entries) - config.integer("history_size")
     if excess > 0:
+        for old in entries[:excess]:
+            count(keys, old, -1)
         del entries[:excess]
     if kind == "text_chunk":
         if state["stream"] is None:

@@ -29,7 +29,7 @@ WARNING_CEILING = 0.69
 NOTHING = "no repetitive pattern in the current segment"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built at every step, and a frozen init costs 4x
 class Answer:
     index: int
     findings: list[Finding]
@@ -83,11 +83,12 @@ def recommend(state: dict[str, Any], evaluation: Evaluation, index: int,
               config: MonitorConfig) -> Answer:
     """The recommendation for the step at ``index``; counts the nudges it makes in ``state``."""
     findings = evaluation.findings
+    if not findings:  # most steps
+        return Answer(index, findings, dict(CONTINUE), evaluation.novelty_score,
+                      evaluation.drift_score, config.name_tools)
     fresh = [f for f in findings if f.indices and f.indices[-1] == index]
     recommendation: dict[str, Any]
-    if not findings:
-        recommendation = CONTINUE
-    elif not fresh:
+    if not fresh:
         recommendation = state["last"] or CONTINUE
     else:
         allowed = config.integer("nudges_before_break")

@@ -58,19 +58,24 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
     """The entry of one step. Raises CanonicalError (a ValueError naming the limit, never the
     value) when ``args``, ``result`` or ``metadata`` has no canonical form."""
     kind = step.get("kind")
-    out: dict[str, Any] = {"i": index, "k": kind}
+    out: dict[str, Any]
     if kind == "tool_call":
         action = step.get("action")
         policy = config.policy(action)
-        ignore = config.ignore_keys | policy.ignore_keys
+        own = policy.ignore_keys
+        ignore = config.ignore_keys | own if own else config.ignore_keys
         call = _hash([action, step.get("args")], ignore, "args")
-        result = (_hash(step["result"], ignore | RESULT_IGNORE_KEYS, "result")
+        result = (_hash(step["result"], ignore | RESULT_IGNORE_KEYS if own
+                        else config.result_ignore_keys, "result")
                   if "result" in step else None)
-        out.update(c=call, r=result, o=OUTCOMES.get(step.get("outcome") or ""), a=action,
-                   n=digest(f"{call}:{result}"))
+        out = {"i": index, "k": kind, "c": call, "r": result,
+               "o": OUTCOMES.get(step.get("outcome") or ""), "a": action,
+               "n": digest(f"{call}:{result}")}
         if policy.exempt:
             out["x"] = 1
-    elif kind in TEXT_KINDS:
+        return _embedding(out, step)
+    out = {"i": index, "k": kind}
+    if kind in TEXT_KINDS:
         text = step.get("text")
         key = digest(f"{kind}:{normal_text(text)}" if isinstance(text, str) else f"{kind}:")
         out.update(c=key, n=key)
@@ -79,6 +84,10 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
                                                  "metadata"))
     else:
         out["n"] = digest(f"kind:{kind}")
+    return _embedding(out, step)
+
+
+def _embedding(out: dict[str, Any], step: Mapping[str, Any]) -> dict[str, Any]:
     embedding = step.get("embedding")
     if embedding:
         out["e"] = unit(list(embedding))

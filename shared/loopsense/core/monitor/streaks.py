@@ -14,12 +14,12 @@ from loopsense.core.monitor.findings import CRITICAL, WARNING, Finding
 Entry = dict[str, Any]
 
 
-def failures(tool_calls: Sequence[Entry]) -> list[Entry]:
-    """The trailing run of tool calls with a negative outcome. Calls sent without an outcome
-    (not known yet) neither break nor extend it."""
+def failures(entries: Sequence[Entry]) -> list[Entry]:
+    """The trailing run of (counted) tool calls with a negative outcome. Calls sent without an
+    outcome (not known yet) neither break nor extend it."""
     run: list[Entry] = []
-    for e in reversed(tool_calls):
-        if e["o"] is None:
+    for e in reversed(entries):
+        if e["k"] != "tool_call" or "x" in e or e["o"] is None:
             continue
         if e["o"] != "neg":
             break

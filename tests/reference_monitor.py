@@ -1,0 +1,90 @@
+"""The run monitor as first written (before the index, benchmarks/bench_run_monitor.py): every
+rule over the whole segment at every step. The reference the fast monitor is checked against
+(tests/unit/test_run_monitor_reference.py); it shares the rules' functions, not the shortcuts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from loopsense.core.monitor import content, embeddings, repetition, streaks
+from loopsense.core.monitor.config import MonitorConfig
+from loopsense.core.monitor.findings import Finding
+from loopsense.core.monitor.monitor import Evaluation
+from loopsense.core.monitor.signal import Answer, recommend
+from loopsense.core.monitor.steps import THOUGHT, entry
+
+Entry = dict[str, Any]
+
+
+def new_state() -> dict[str, Any]:
+    return {"next": 0, "segmentStart": 0, "entries": [], "stream": None, "nudges": {},
+            "last": None}
+
+
+def _failures(tool_calls: list[Entry]) -> list[Entry]:
+    run: list[Entry] = []
+    for e in reversed(tool_calls):
+        if e["o"] is None:
+            continue
+        if e["o"] != "neg":
+            break
+        run.append(e)
+    run.reverse()
+    return run
+
+
+def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
+    entries = state["entries"]
+    tool_calls = repetition.calls(entries)
+    streak = _failures(tool_calls)
+    counted = [e for e in entries if "x" not in e] if config.exempts else entries
+    novelty_score = embeddings.novelty_score(counted, config)
+    drift_score = embeddings.drift_score(counted, config)
+    stream = state["stream"]
+    on = config.on
+    candidates = (
+        on("repeated_call") and repetition.repeated_call(tool_calls, config),
+        on("cycle") and len(tool_calls) > 3 and repetition.cycle(tool_calls, config),
+        on("error_streak") and streaks.error_streak(streak, config),
+        on("monologue") and streaks.monologue(entries, config),
+        on("content_loop") and stream is not None and stream["hit"] is not None
+        and content.finding(stream["hit"], config),
+        on("repeated_query") and repetition.repeated_query(entries, config),
+        on("stagnation") and streaks.stagnation(streak, config),
+        on("condensation_loop") and streaks.condensation_loop(entries, config),
+        on("drift") and embeddings.drift(counted, drift_score, config),
+        on("novelty") and embeddings.novelty(counted, novelty_score, config),
+    )
+    return Evaluation([f for f in candidates if isinstance(f, Finding)], novelty_score,
+                      drift_score)
+
+
+def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfig) -> Answer:
+    index = state["next"]
+    state["next"] = index + 1
+    kind = step.get("kind")
+    if kind == "user_message" and config.reset_on_user_message:
+        state.update(segmentStart=index + 1, entries=[], stream=None, nudges={}, last=None)
+        return recommend(state, evaluate(state, config), index, config)
+    if kind == THOUGHT:
+        return recommend(state, evaluate(state, config), index, config)
+    new = entry(step, index, config)
+    entries = state["entries"]
+    if "x" not in new:
+        counted = [e for e in entries if "x" not in e] if config.exempts else entries
+        new["s"] = embeddings.highest_similarity(new, counted)
+    entries.append(new)
+    excess = len(entries) - config.integer("history_size")
+    if excess > 0:
+        del entries[:excess]
+    if kind == "text_chunk":
+        if state["stream"] is None:
+            state["stream"] = content.new_stream()
+        text = step.get("text")
+        if config.on("content_loop"):
+            content.add_chunk(state["stream"], text if isinstance(text, str) else "", index,
+                              config)
+    else:
+        state["stream"] = None
+    return recommend(state, evaluate(state, config), index, config)

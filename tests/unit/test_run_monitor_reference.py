@@ -1,0 +1,86 @@
+"""The monitor with its index and shortcuts answers exactly as the first monitor, which ran
+every rule over the whole segment at every step (tests/reference_monitor.py), on a seeded random
+corpus: every step's signal, under configs that exercise exempt and polling tools, per-tool
+thresholds, disabled rules, a small history, an objective; and with the state through JSON,
+sometimes stored without its index (a version-1 state)."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from loopsense.core.monitor.config import MonitorConfig
+from loopsense.core.monitor.monitor import new_state, observe
+from tests import reference_monitor
+from tests.unit.monitor_traces import call, chunk, config, say, step
+
+LOOPING = "Again and again the same words come out of the stream here. "
+
+
+def corpus(seed: int, n: int = 300) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    outcomes = ["positive", "negative", "neutral", "error", None]
+
+    def tool() -> dict[str, Any]:
+        result = {"r": rng.randint(0, 2), "durationMs": rng.randint(0, 9)}
+        extra = {"embedding": [rng.random() for _ in range(3)]} if rng.random() < 0.1 else {}
+        return call(rng.choice("aabcpx"), {"q": rng.randint(0, 2)},
+                    result if rng.random() < 0.8 else None, rng.choice(outcomes), **extra)
+
+    kinds = [
+        tool, tool, tool, tool,
+        lambda: say(rng.choice(["same", "other"])),
+        lambda: chunk(LOOPING[: rng.randint(20, 60)]),
+        lambda: step(rng.choice(["recall", "llm_call"]), text=rng.choice(["q1", "q2", "Q1 "])),
+        lambda: step("condensation"),
+        lambda: step("thought", text="t"),
+        lambda: step("user_message", text="u") if rng.random() < 0.2 else step(
+            "checkpoint", metadata={"s": rng.randint(0, 1)}),
+    ]
+    trace: list[dict[str, Any]] = []
+    while len(trace) < n:
+        if rng.random() < 0.03:  # a streamed message repeating itself
+            trace.extend(chunk(LOOPING) for _ in range(rng.randint(5, 15)))
+        elif rng.random() < 0.1:  # a burst: one call repeated, or a short cycle
+            block = [tool() for _ in range(rng.randint(1, 3))]
+            trace.extend(block * rng.randint(2, 5))
+        else:
+            trace.append(rng.choice(kinds)())
+    return trace[:n]
+
+
+CONFIGS = {
+    "defaults": config(),
+    "small history, low thresholds": config(history_size=10, repeat_warn=2, repeat_critical=3,
+                                            cycle_repeats=2, monologue_limit=2,
+                                            condensation_limit=2, error_streak=2),
+    "exempt and polling tools": config(tools={"x": {"exempt": True},
+                                              "p": {"poll": True, "poll_warn": 3},
+                                              "a": {"repeat_warn": 2, "repeat_critical": 9}}),
+    "rules off, no reset, objective": config(disabled=("novelty", "cycle", "content_loop"),
+                                             reset_on_user_message=False,
+                                             objective=[1.0, 0.0, 0.0], novelty_window=3),
+}
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_fast_monitor_answers_as_the_reference(name: str) -> None:
+    cfg: MonitorConfig = CONFIGS[name]
+    fired: set[str] = set()
+    for seed in range(4):
+        rng = random.Random(seed)
+        state, reference = new_state(), reference_monitor.new_state()
+        for s in corpus(seed):
+            if rng.random() < 0.2:  # stored and read back, as the runs API does
+                state = json.loads(json.dumps(state))
+                if rng.random() < 0.3:
+                    state.pop("index", None)  # stored before the index existed
+            state, answer = observe(state, s, cfg)
+            expected = reference_monitor.observe(reference, s, cfg)
+            assert answer.signal() == expected.signal()
+            assert answer.signals() == expected.signals()
+            fired.update(f.rule for f in answer.findings)
+    assert len(fired) >= 4  # the corpus exercises the rules (all ten across CONFIGS)
