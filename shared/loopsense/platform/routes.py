@@ -1,8 +1,9 @@
 """Answering one API route: the one place where failures become the error envelope.
 
-Every route (execute, settings, playbooks) runs its handler through ``answer``: a LoopsenseError
-is answered in the envelope with its status, anything else is INTERNAL_ERROR (only the
-exception's type is logged), and each request leaves one metadata log line and one metric.
+Every route runs its handler through ``answer``: a LoopsenseError is answered in the envelope
+with its status, anything else is INTERNAL_ERROR (only the exception's type is logged), and each
+request leaves one metadata log line and one metric. The runs and telemetry routes are tables
+of Routes dispatched on ``routeKey`` by ``dispatch``.
 The handler fills ``log`` with what may be logged (known names only, never caller content).
 """
 
@@ -16,9 +17,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from loopsense.errors import LoopsenseError
 from loopsense.observability import logger, metrics
-from loopsense.platform.http import Request, error_response
+from loopsense.platform.auth import Identity, identity_from_context
+from loopsense.platform.http import Request, error_response, json_response, request_from_event
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
+# A route of a table dispatched by ``dispatch``: (service, caller, request) -> the JSON answer.
+Route = Callable[[Any, Identity, Request], dict[str, Any]]
 
 
 def answer(route: str, request: Request, handler: Handler) -> dict[str, Any]:
@@ -44,3 +48,25 @@ def answer(route: str, request: Request, handler: Handler) -> dict[str, Any]:
             **log, "code": code, "body_bytes": len(request.body),
             "request_id": request.request_id,
             "duration_ms": round((time.perf_counter() - started) * 1000, 3)})
+
+
+def dispatch(event: dict[str, Any], service: Any, table: dict[str, Route], name: str,
+             sizes: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """An HTTP API (payload 2.0) event of one of ``table``'s routes (by ``routeKey``) -> its
+    200 answer, ``service`` doing the work; ``sizes`` picks what of a result may be logged."""
+    request = request_from_event(event)
+    route = str(event.get("routeKey") or f"{request.method} {request.path}")
+
+    def run(log: dict[str, Any]) -> dict[str, Any]:
+        who = identity_from_context(request.authorizer)
+        log["tenant"] = who.tenant_id
+        call = table.get(route)
+        if call is None:
+            raise LoopsenseError("ROUTE_NOT_FOUND", "no such route")
+        log["route"] = route
+        result = call(service, who, request)
+        if sizes is not None:
+            log.update(sizes(result))
+        return json_response(200, result, {"X-Request-Id": request.request_id})
+
+    return answer(name, request, run)

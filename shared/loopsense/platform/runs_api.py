@@ -8,12 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from loopsense.errors import LoopsenseError
-from loopsense.platform.auth import identity_from_context
-from loopsense.platform.http import Request, json_body, json_response, request_from_event
+from loopsense.platform.http import Request, json_body
 from loopsense.platform.idempotency import KEY_HEADER, check_key
 from loopsense.platform.recover import Recover
-from loopsense.platform.routes import answer
+from loopsense.platform.routes import dispatch
 from loopsense.platform.runs import MAX_BODY, MAX_STEPS_BODY, Runs
 
 RUN = "/v1/runs/{runId}"
@@ -78,17 +76,4 @@ ROUTES: dict[str, Action] = {
 
 def handle(event: dict[str, Any], runs: Runs) -> dict[str, Any]:
     """An HTTP API (payload 2.0) event of one of the runs routes -> its response."""
-    request = request_from_event(event)
-    route = str(event.get("routeKey") or f"{request.method} {request.path}")
-
-    def run(log: dict[str, Any]) -> dict[str, Any]:
-        identity = identity_from_context(request.authorizer)
-        log["tenant"] = identity.tenant_id
-        action = ROUTES.get(route)
-        if action is None:
-            raise LoopsenseError("ROUTE_NOT_FOUND", "no such route")
-        log["route"] = route
-        return json_response(200, action(runs, identity, request),
-                             {"X-Request-Id": request.request_id})
-
-    return answer("runs", request, run)
+    return dispatch(event, runs, ROUTES, "runs")

@@ -8,32 +8,18 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
 from typing import Any
 
 from loopsense.errors import Detail, LoopsenseError, validation_error
-from loopsense.platform.auth import Identity, identity_from_context
-from loopsense.platform.http import Request, json_body, json_response, request_from_event
-from loopsense.platform.routes import answer
+from loopsense.platform.auth import identity_from_context
+from loopsense.platform.http import Request, json_body, request_from_event
+from loopsense.platform.routes import Route, answer, dispatch
 
 # A batch of 500 events of ~2 KB each; the stored (compressed) batch has its own limit.
 MAX_BATCH_BODY_BYTES = 1024 * 1024
 MAX_SETTINGS_BODY_BYTES = 16 * 1024
 # An OTLP export as sent (gzip inflates to at most platform.otlp.MAX_INFLATED_BYTES).
 MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024
-
-Call = Callable[[Any, Identity, Request, dict[str, Any]], dict[str, Any]]
-
-
-def _path(event: dict[str, Any], name: str) -> str:
-    value = (event.get("pathParameters") or {}).get(name)
-    return value if isinstance(value, str) else ""
-
-
-def _query(event: dict[str, Any]) -> dict[str, str]:
-    return {k: v for k, v in (event.get("queryStringParameters") or {}).items()
-            if isinstance(v, str)}
-
 
 def _body(request: Request, limit: int, invalid: str = "VALIDATION_ERROR") -> Any:
     try:
@@ -42,52 +28,44 @@ def _body(request: Request, limit: int, invalid: str = "VALIDATION_ERROR") -> An
         raise LoopsenseError(invalid, error.message, error.details) from None
 
 
-INGEST: dict[str, Call] = {
-    "POST /v1/executions/{executionId}/events": lambda service, who, request, event:
-        service.add(who.tenant_id, who.plan, who.thresholds, _path(event, "executionId"),
+INGEST: dict[str, Route] = {
+    "POST /v1/executions/{executionId}/events": lambda service, who, request:
+        service.add(who.tenant_id, who.plan, who.thresholds, request.params.get("executionId", ""),
                     _body(request, MAX_BATCH_BODY_BYTES, "EXECUTION_EVENTS_INVALID"),
                     request.header("Idempotency-Key")),
-    "POST /v1/executions/{executionId}/end": lambda service, who, request, event:
-        service.end(who.tenant_id, _path(event, "executionId"),
+    "POST /v1/executions/{executionId}/end": lambda service, who, request:
+        service.end(who.tenant_id, request.params.get("executionId", ""),
                     _body(request, MAX_SETTINGS_BODY_BYTES)),
 }
 
-GROUPS: dict[str, Call] = {
-    "GET /v1/failure-groups": lambda service, who, request, event:
-        service.list(who.tenant_id, _query(event)),
-    "GET /v1/failure-groups/{signature}": lambda service, who, request, event:
-        service.detail(who.tenant_id, _path(event, "signature")),
-    "GET /v1/severity-routing": lambda service, who, request, event:
+GROUPS: dict[str, Route] = {
+    "GET /v1/failure-groups": lambda service, who, request:
+        service.list(who.tenant_id, request.query),
+    "GET /v1/failure-groups/{signature}": lambda service, who, request:
+        service.detail(who.tenant_id, request.params.get("signature", "")),
+    "GET /v1/severity-routing": lambda service, who, request:
         service.routing(who.tenant_id),
-    "PUT /v1/severity-routing": lambda service, who, request, event:
+    "PUT /v1/severity-routing": lambda service, who, request:
         service.set_routing(who.tenant_id, _body(request, MAX_SETTINGS_BODY_BYTES)),
-    "GET /v1/telemetry-settings": lambda service, who, request, event:
+    "GET /v1/telemetry-settings": lambda service, who, request:
         service.retention(who.tenant_id),
-    "PUT /v1/telemetry-settings": lambda service, who, request, event:
+    "PUT /v1/telemetry-settings": lambda service, who, request:
         service.set_retention(who.tenant_id, _body(request, MAX_SETTINGS_BODY_BYTES)),
 }
 
 
-def handle(event: dict[str, Any], service: Any, routes: dict[str, Call],
+def handle(event: dict[str, Any], service: Any, routes: dict[str, Route],
            name: str) -> dict[str, Any]:
     """An event of one of ``routes`` -> its response, ``service`` doing the work."""
-    request = request_from_event(event)
-    route = str(event.get("routeKey") or f"{request.method} {request.path}")
+    return dispatch(event, service, routes, name, _sizes)
 
-    def run(log: dict[str, Any]) -> dict[str, Any]:
-        who = identity_from_context(request.authorizer)
-        log["tenant"] = who.tenant_id
-        call = routes.get(route)
-        if call is None:
-            raise LoopsenseError("ROUTE_NOT_FOUND", "no such route")
-        log["route"] = route
-        result = call(service, who, request, event)
-        if "fired" in result:  # ingestion: sizes and counts only
-            log.update(events=result.get("accepted"), duplicate=result.get("duplicate"),
-                       fired=len(result["fired"]))
-        return json_response(200, result, {"X-Request-Id": request.request_id})
 
-    return answer(name, request, run)
+def _sizes(result: dict[str, Any]) -> dict[str, Any]:
+    """What of an answer may be logged: ingestion's sizes and counts only."""
+    if "fired" not in result:
+        return {}
+    return {"events": result.get("accepted"), "duplicate": result.get("duplicate"),
+            "fired": len(result["fired"])}
 
 
 def handle_otlp(event: dict[str, Any], service: Any) -> dict[str, Any]:
