@@ -1,8 +1,8 @@
 """The canonical form (spec/semantic_loop.md): the public vectors byte for byte, the rules one by
 one, and properties over generated JSON values.
 
-The vectors are read from ../shared/spec/vectors/canonical.json (next to the repository) at
-test time, never copied: the spec's file is the one the SDKs must reproduce too.
+The vectors are the project's own copy of the spec's (spec/vectors/canonical.json), the file
+both SDKs must reproduce too; tests/unit/test_vectors_copy.py keeps it equal to the spec's.
 """
 
 from __future__ import annotations
