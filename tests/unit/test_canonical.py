@@ -23,6 +23,7 @@ from loopsense.core.canonical import (
     MAX_KEY_LENGTH,
     WHITE_SPACE,
     CanonicalError,
+    canonical_bytes,
     canonical_float,
     canonical_hash,
     canonical_json,
@@ -221,6 +222,30 @@ def test_lone_surrogate_is_rejected_when_hashing():
 def test_an_integer_too_long_to_write_is_an_error_not_a_crash():
     with pytest.raises(CanonicalError):
         canonical_json(10**5000)
+
+
+@pytest.mark.parametrize("value", [
+    nested(MAX_DEPTH + 1), {"a": [{"K" * (MAX_KEY_LENGTH + 1): 1}]}, {"a": float("nan")},
+    {"a": "x", "A": float("inf")}, 10**5000, {"s": "\ud800"}, {1: 2}, {"a": {1, 2}}],
+    ids=["deep", "long key", "nan", "inf, collided keys", "long int", "lone surrogate",
+         "int key", "set"])
+def test_canonical_hash_fails_as_canonical_bytes_does(value):
+    """canonical_hash runs the fast path inline and hands every failure to canonical_bytes."""
+    with pytest.raises(CanonicalError) as expected:
+        canonical_bytes(value)
+    with pytest.raises(CanonicalError) as caught:
+        canonical_hash(value)
+    assert caught.value.issue == expected.value.issue
+
+
+@pytest.mark.parametrize(("value", "ignore"), [
+    ({"a": 1, "A": 2}, ()),  # keys that collide after lowering: the reference writes them
+    ([2.675, 1e16, -0.004, 123456789012345.678], ()),  # floats the reference may write
+    ({"Keep": " X ", "drop": {"deep": 1}, "n": [{"DROP": 2}]}, ("drop",)),
+    ("  Plain  ", ()), (None, ()), (7, ())])
+def test_canonical_hash_is_the_sha256_of_canonical_bytes(value, ignore):
+    assert canonical_hash(value, ignore) == hashlib.sha256(
+        canonical_bytes(value, ignore)).hexdigest()
 
 
 def test_errors_never_quote_the_value():
