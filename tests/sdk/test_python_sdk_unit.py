@@ -1,7 +1,8 @@
 """The Python SDK without a server: the canonical vectors, the error map, the retry policy.
 
-Spec: semantic_loop.md (canonical form; every vector in the project's spec/vectors/
-canonical.json byte for byte), platform.md (Errors: code, status, retryable, Retry-After; Idempotency).
+Spec: semantic_loop.md (canonical form; every vector in the project's copy,
+spec/vectors/canonical.json, byte for byte), platform.md (Errors: code, status, retryable,
+Retry-After; Idempotency).
 The retry loop runs on a fake transport with an injected clock, sleep and random, so the
 waits are exact and nothing sleeps for real.
 """
