@@ -23,7 +23,6 @@ import json
 import random
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -89,37 +88,10 @@ def over_http(rounds: int) -> None:
 
 
 def store_requests() -> None:
-    from loopsense.platform.auth import Identity
-    from loopsense.platform.runs import Runs
-    from loopsense.settings import Settings
-    from loopsense.store.accounts import Accounts
-    from loopsense.store.dynamo import Dynamo
-    from loopsense.store.metering import Metering
-    from loopsense.store.runs import RunStore
-    from loopsense_local.embedded import EmbeddedDynamoDB
-    from loopsense_local.tables import create_tables, use_local_tables
+    from bench_recover import service  # the same counted, in-process store
 
-    class Counting:
-        def __init__(self, client: Any) -> None:
-            self.client, self.calls = client, Counter()
-
-        def __getattr__(self, name: str) -> Any:
-            method = getattr(self.client, name)
-
-            def call(**kwargs: Any) -> Any:
-                self.calls[name] += 1
-                return method(**kwargs)
-
-            return call
-
-    use_local_tables()  # table names have no defaults: the local store's
-    config = Settings(dynamodb_endpoint="http://embedded.invalid")
-    engine = EmbeddedDynamoDB("127.0.0.1", 0).client()
-    create_tables(engine, config)
-    counting = Counting(engine)
-    db = Dynamo(counting)
-    runs = Runs(RunStore(db, config.runs_table), Accounts(db, config), Metering(db, config))
-    who = Identity("bench", "key", "enterprise", ("*",), {})
+    rec, counting, who = service()
+    runs = rec.runs
     rng = random.Random(3)
     runs.set_config(who, "r", {"repeat_warn": 5})  # a run config: read on every batch too
     print("2. store requests per step batch (in-process, the embedded engine, counted)")
