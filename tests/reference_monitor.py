@@ -10,8 +10,7 @@ from typing import Any
 from loopsense.core.monitor import content, embeddings, repetition, streaks
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import Finding
-from loopsense.core.monitor.monitor import Evaluation
-from loopsense.core.monitor.signal import Answer, recommend
+from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
 from loopsense.core.monitor.steps import THOUGHT, entry
 
 Entry = dict[str, Any]
@@ -34,7 +33,7 @@ def _failures(tool_calls: list[Entry]) -> list[Entry]:
     return run
 
 
-def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
+def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
     entries = state["entries"]
     tool_calls = repetition.calls(entries)
     streak = _failures(tool_calls)
@@ -56,8 +55,8 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
         on("drift") and embeddings.drift(counted, drift_score, config),
         on("novelty") and embeddings.novelty(counted, novelty_score, config),
     )
-    return Evaluation([f for f in candidates if isinstance(f, Finding)], novelty_score,
-                      drift_score)
+    return Answer(state["next"] - 1, [f for f in candidates if isinstance(f, Finding)],
+                  dict(CONTINUE), novelty_score, drift_score, config.name_tools)
 
 
 def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfig) -> Answer:
@@ -66,9 +65,9 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
     kind = step.get("kind")
     if kind == "user_message" and config.reset_on_user_message:
         state.update(segmentStart=index + 1, entries=[], stream=None, nudges={}, last=None)
-        return recommend(state, evaluate(state, config), index, config)
+        return recommend(state, evaluate(state, config), config)
     if kind == THOUGHT:
-        return recommend(state, evaluate(state, config), index, config)
+        return recommend(state, evaluate(state, config), config)
     new = entry(step, index, config)
     entries = state["entries"]
     if "x" not in new:
@@ -87,4 +86,4 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
                               config)
     else:
         state["stream"] = None
-    return recommend(state, evaluate(state, config), index, config)
+    return recommend(state, evaluate(state, config), config)

@@ -2,7 +2,7 @@
 every rule over the whole segment at every step (tests/reference_monitor.py), on a seeded random
 corpus: every step's signal, under configs that exercise exempt and polling tools, per-tool
 thresholds, disabled rules, a small history, an objective; and with the state through JSON,
-sometimes stored without its index (a version-1 state)."""
+sometimes as an older version stored it (monitor.upgrade)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.monitor import new_state, observe
+from loopsense.core.monitor.steps import digest
 from tests import reference_monitor
 from tests.unit.monitor_traces import call, chunk, config, say, step
 
@@ -66,6 +67,18 @@ CONFIGS = {
 }
 
 
+def stored_by(version: int, state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` as version 1 (no index) or 2 (a tool call's novelty key a digest of its keys)
+    would have stored it."""
+    for e in state["entries"]:
+        if e["k"] == "tool_call":
+            e["n"] = digest(f"{e['c']}:{e['r']}")
+    if version == 1:
+        del state["index"]
+    state["version"] = version
+    return state
+
+
 @pytest.mark.parametrize("name", CONFIGS)
 def test_the_fast_monitor_answers_as_the_reference(name: str) -> None:
     cfg: MonitorConfig = CONFIGS[name]
@@ -77,7 +90,7 @@ def test_the_fast_monitor_answers_as_the_reference(name: str) -> None:
             if rng.random() < 0.2:  # stored and read back, as the runs API does
                 state = json.loads(json.dumps(state))
                 if rng.random() < 0.3:
-                    state.pop("index", None)  # stored before the index existed
+                    state = stored_by(rng.choice((1, 2)), state)
             state, answer = observe(state, s, cfg)
             expected = reference_monitor.observe(reference, s, cfg)
             assert answer.signal() == expected.signal()

@@ -32,8 +32,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from loopsense.core.canonical import CanonicalError
 from loopsense.core.monitor.config import MonitorConfig
-from loopsense.core.monitor.monitor import evaluate, new_state, observe, reset
-from loopsense.core.monitor.signal import CONTINUE, Answer
+from loopsense.core.monitor.monitor import inspect, new_state, observe, reset
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.auth import Identity
 from loopsense.platform.catalog import CATALOG
@@ -319,7 +318,7 @@ class Runs:
         state = agent.body["monitor"]
         return {"runId": run_id, "agentId": agent_id, "monitor_disabled": False,
                 "sequence": state["next"], "segmentStart": state["segmentStart"],
-                "signal": verdict(state, config).signal(),
+                "signal": inspect(state, config).signal(),
                 "retention": self.retention(caller, agent.expires_at)}
 
     # POST /v1/runs/{runId}/agents --------------------------------------------------------------
@@ -377,7 +376,7 @@ class Runs:
             expires = self.expiry(caller, now)
             actions = [self.admission(caller, epoch)]
             for agent in agents:
-                _reset(agent.body["monitor"])
+                reset(agent.body["monitor"])
                 actions.append(self.store.put_agent(caller.tenant_id, run_id, agent,
                                                     encoded(agent),
                                                     now.isoformat(timespec="milliseconds"),
@@ -418,19 +417,6 @@ class Runs:
         if not self.write(caller, actions, False, now):
             raise write_conflict()
         return {"runId": run_id, "config": raw, "retention": self.retention(caller, expires)}
-
-
-def verdict(state: dict[str, Any], config: MonitorConfig) -> Answer:
-    """The agent's verdict now, without a new step: the rules over the segment and the last
-    recommendation while findings stand (nothing is counted)."""
-    evaluation = evaluate(state, config)
-    recommendation = (state["last"] or CONTINUE) if evaluation.findings else CONTINUE
-    return Answer(state["next"] - 1, evaluation.findings, dict(recommendation),
-                  evaluation.novelty_score, evaluation.drift_score, config.name_tools)
-
-
-def _reset(state: dict[str, Any]) -> None:
-    reset(state)
 
 
 def current_agent(found: AgentItem | None, agent_id: str, epoch: int) -> AgentItem:

@@ -11,7 +11,8 @@ tool calls; ``call`` and ``query`` the latest keys; ``fails`` the trailing run o
 among the ``known`` outcomes), kept with the entries, so a step asks "has this key been seen,
 how often" in O(1): the rules that need a pass over the segment run only when the counts say
 they can fire, and the answers are the same as evaluating every rule at every step
-(tests/reference_monitor.py). A state stored without it (version 1) gets it rebuilt.
+(tests/reference_monitor.py). A state stored by an older version is brought up to date when
+read (``upgrade``).
 
 ``observe`` updates the state it is given (and returns it); ``reset`` makes a reset point
 (a circuit break, POST .../reset); a ``user_message`` is one too unless the config says not.
@@ -19,16 +20,18 @@ they can fire, and the answers are the same as evaluating every rule at every st
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from loopsense.core.monitor import content, embeddings, repetition, streaks
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import Finding
 from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
-from loopsense.core.monitor.steps import THOUGHT, entry
+from loopsense.core.monitor.steps import THOUGHT, entry, novelty_key
 
-STATE_VERSION = 2
+# 1: no index; 2: a tool call's novelty key was a digest of its keys; 3: now.
+STATE_VERSION = 3
 Entry = dict[str, Any]
 
 
@@ -91,23 +94,25 @@ def _bump(counts: dict[str, int], key: str, by: int) -> None:
         del counts[key]
 
 
-def _index(state: Mapping[str, Any]) -> dict[str, Any]:
-    index = state.get("index")
-    return index if index is not None else build_index(state["entries"])
+def upgrade(state: dict[str, Any]) -> dict[str, Any]:
+    """A state stored by an older version (``version`` below STATE_VERSION), in place: tool
+    calls' novelty keys as they are made now, and the index rebuilt from the entries."""
+    for e in state["entries"]:
+        if e["k"] == "tool_call":
+            e["n"] = novelty_key(e["c"], e["r"])
+    state["index"] = build_index(state["entries"])
+    state["version"] = STATE_VERSION
+    return state
 
 
-class Evaluation(NamedTuple):
-    findings: list[Finding]  # in RULES order
-    novelty_score: float
-    drift_score: float | int
-
-
-def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
-    """Every enabled rule over the state's segment, in RULES order. A rule that cannot fire
-    (its count in the index, or the segment's last steps, say so) is not run."""
+def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
+    """Every enabled rule over the state's segment, in RULES order: the answer for the latest
+    step, recommending continue (``recommend`` decides). A rule that cannot fire (its count in
+    the index, or the segment's last steps, say so) is not run."""
     entries = state["entries"]
-    index = _index(state)
+    index = state["index"]
     off = config.disabled_rules
+    values = config.values
     findings: list[Finding] = []
     latest = index["call"]
     repeats = index["calls"].get(latest, 0) if latest is not None else 0
@@ -119,7 +124,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
         if ("cycle" not in off and len(tool_calls) > 3
                 and (f := repetition.cycle(tool_calls, config))):
             findings.append(f)
-    streak = streaks.failures(entries) if index["fails"] >= config.least_streak else []
+    streak = streaks.failures(entries) if index["fails"] >= config.least_streak else None
     if streak and "error_streak" not in off and (f := streaks.error_streak(streak, config)):
         findings.append(f)
     last = entries[-1]["k"] if entries else None
@@ -130,7 +135,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
     if (stream is not None and stream["hit"] is not None and "content_loop" not in off):
         findings.append(content.finding(stream["hit"], config))
     query = index["query"]
-    if (query is not None and index["queries"][query] >= config.integer("repeat_warn")
+    if (query is not None and index["queries"][query] >= values["repeat_warn"]
             and "repeated_query" not in off
             and (f := repetition.repeated_query(entries, config))):
         findings.append(f)
@@ -147,29 +152,30 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Evaluation:
             and (f := embeddings.drift(counted, drift_score, config))):
         findings.append(f)
     novelty_score = embeddings.novelty_score(counted, config)
-    if "novelty" not in off and (f := embeddings.novelty(counted, novelty_score, config)):
+    if (novelty_score < values["novelty_floor"] and "novelty" not in off
+            and (f := embeddings.novelty(counted, novelty_score, config))):
         findings.append(f)
-    return Evaluation(findings, novelty_score, drift_score)
+    return Answer(state["next"] - 1, findings, CONTINUE.copy(), novelty_score, drift_score,
+                  config.name_tools)
 
 
 def observe(state: dict[str, Any], step: Mapping[str, Any],
             config: MonitorConfig) -> tuple[dict[str, Any], Answer]:
     """Add one step to ``state`` (updated in place) and answer for it."""
+    if state["version"] != STATE_VERSION:
+        upgrade(state)
     index = state["next"]
     state["next"] = index + 1
     kind = step.get("kind")
     if kind == "user_message" and config.reset_on_user_message:
         reset(state)
         state["segmentStart"] = index + 1
-        return state, recommend(state, evaluate(state, config), index, config)
+        return state, recommend(state, evaluate(state, config), config)
     if kind == THOUGHT:  # skipped by every rule: it breaks no run of copies
-        return state, recommend(state, evaluate(state, config), index, config)
+        return state, recommend(state, evaluate(state, config), config)
     new = entry(step, index, config)
     entries = state["entries"]
-    keys = state.get("index")
-    if keys is None:  # a state stored before the index (version 1)
-        keys = state["index"] = build_index(entries)
-        state["version"] = STATE_VERSION
+    keys = state["index"]
     if "x" not in new:
         if "e" not in new and (config.exempts or not keys["exempt"]):
             new["s"] = 1.0 if new["n"] in keys["novelty"] else 0.0  # the scan's answer
@@ -192,13 +198,15 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
                               config)
     else:
         state["stream"] = None  # any other step ends the streamed message
-    return state, recommend(state, evaluate(state, config), index, config)
+    return state, recommend(state, evaluate(state, config), config)
 
 
 def inspect(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
     """Re-inspect without a new step (GET .../signal): the rules over the state as it is, with
     the last recommendation (none counted). ``state`` is not changed."""
-    evaluation = evaluate(state, config)
-    recommendation = (state["last"] or CONTINUE) if evaluation.findings else CONTINUE
-    return Answer(state["next"] - 1, evaluation.findings, dict(recommendation),
-                  evaluation.novelty_score, evaluation.drift_score, config.name_tools)
+    if state["version"] != STATE_VERSION:
+        state = upgrade(copy.deepcopy(dict(state)))
+    answer = evaluate(state, config)
+    if answer.findings:
+        answer.recommendation = dict(state["last"] or CONTINUE)
+    return answer

@@ -16,13 +16,10 @@ below 0.7 while they are all warnings. Both only grow with more evidence.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopsense.core.monitor.config import LOOP_RULES, RULES, STUCK_RULES, MonitorConfig
 from loopsense.core.monitor.findings import CRITICAL, Finding, nudge, rationale
-
-if TYPE_CHECKING:
-    from loopsense.core.monitor.monitor import Evaluation
 
 CONTINUE = {"action": "continue"}
 WARNING_CEILING = 0.69
@@ -79,13 +76,13 @@ def _strongest(findings: list[Finding]) -> Finding | None:
     return min(findings, key=_rank) if findings else None
 
 
-def recommend(state: dict[str, Any], evaluation: Evaluation, index: int,
-              config: MonitorConfig) -> Answer:
-    """The recommendation for the step at ``index``; counts the nudges it makes in ``state``."""
-    findings = evaluation.findings
-    if not findings:  # most steps
-        return Answer(index, findings, dict(CONTINUE), evaluation.novelty_score,
-                      evaluation.drift_score, config.name_tools)
+def recommend(state: dict[str, Any], answer: Answer, config: MonitorConfig) -> Answer:
+    """``answer`` (from evaluate, for the step just observed) with its recommendation; counts
+    the nudges it makes in ``state``."""
+    findings = answer.findings
+    if not findings:  # most steps: continue, as evaluate left it
+        return answer
+    index = answer.index
     fresh = [f for f in findings if f.indices and f.indices[-1] == index]
     recommendation: dict[str, Any]
     if not fresh:
@@ -109,5 +106,5 @@ def recommend(state: dict[str, Any], evaluation: Evaluation, index: int,
         else:
             recommendation = CONTINUE
         state["last"] = recommendation
-    return Answer(index, findings, dict(recommendation), evaluation.novelty_score,
-                  evaluation.drift_score, config.name_tools)
+    answer.recommendation = dict(recommendation)
+    return answer

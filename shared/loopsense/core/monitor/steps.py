@@ -6,7 +6,8 @@ An entry is a small JSON object (it lives in the monitor's state, which is store
 ``a`` (the tool's name, kept for per-tool policy and, on the stateful surface, for nudges),
 ``x`` (exempt tool), ``e`` (the unit-length embedding). Keys are the first 32 hex digits (128
 bits) of the SHA-256 of the canonical form (spec/semantic_loop.md): enough to never collide in
-practice, half the state's size.
+practice, half the state's size. A tool call's novelty key joins halves of its two keys (still
+128 bits) rather than hashing them again: one SHA-256 less per call.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ _SPACE_RUNS = re.compile(f"[{re.escape(WHITE_SPACE)}]+")
 
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:KEY_HEX]
+
+
+def novelty_key(call: str, result: str | None) -> str:
+    """A tool call is the same step again when both its arguments and its result are."""
+    return call if result is None else call[:KEY_HEX // 2] + result[:KEY_HEX // 2]
 
 
 def normal_text(text: str) -> str:
@@ -70,7 +76,7 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
                   if "result" in step else None)
         out = {"i": index, "k": kind, "c": call, "r": result,
                "o": OUTCOMES.get(step.get("outcome") or ""), "a": action,
-               "n": digest(f"{call}:{result}")}
+               "n": novelty_key(call, result)}
         if policy.exempt:
             out["x"] = 1
         return _embedding(out, step)
