@@ -55,43 +55,57 @@ def new_index() -> dict[str, Any]:
 def build_index(entries: list[Entry]) -> dict[str, Any]:
     index = new_index()
     for e in entries:
-        count(index, e, 1)
+        add(index, e)
     return index
 
 
-def count(index: dict[str, Any], e: Entry, by: int) -> None:
-    """Count ``e`` in (by=1) or out of (by=-1) the index; keys counted to zero are dropped."""
+def add(index: dict[str, Any], e: Entry) -> None:
+    """Count ``e``, the segment's newest entry, in the index."""
     if "x" in e:
-        index["exempt"] += by
+        index["exempt"] += 1
         return
     kind = e["k"]
     if kind == "tool_call":
-        _bump(index["calls"], e["c"], by)
-        if by > 0:
-            index["call"] = e["c"]
-        elif not index["calls"]:  # the latest call is the newest: the last to leave
-            index["call"] = None
-        if e["o"] is not None:  # the trailing run of failures among the known outcomes
-            index["known"] += by
-            if by < 0:  # the oldest known outcome leaves: the run is at most what remains
-                index["fails"] = min(index["fails"], index["known"])
-            else:
-                index["fails"] = index["fails"] + 1 if e["o"] == "neg" else 0
+        key = index["call"] = e["c"]
+        calls = index["calls"]
+        calls[key] = calls.get(key, 0) + 1
+        outcome = e["o"]
+        if outcome is not None:  # the trailing run of failures among the known outcomes
+            index["known"] += 1
+            index["fails"] = index["fails"] + 1 if outcome == "neg" else 0
     elif kind in repetition.QUERY_KINDS:
-        _bump(index["queries"], e["c"], by)
-        if by > 0:
-            index["query"] = e["c"]
-        elif not index["queries"]:
-            index["query"] = None
-    _bump(index["novelty"], e["n"], by)
+        key = index["query"] = e["c"]
+        queries = index["queries"]
+        queries[key] = queries.get(key, 0) + 1
+    novelty = index["novelty"]
+    novelty[e["n"]] = novelty.get(e["n"], 0) + 1
 
 
-def _bump(counts: dict[str, int], key: str, by: int) -> None:
-    total = counts.get(key, 0) + by
-    if total:
-        counts[key] = total
+def remove(index: dict[str, Any], e: Entry) -> None:
+    """Count ``e``, the segment's oldest entry, out of the index; keys counted to zero go."""
+    if "x" in e:
+        index["exempt"] -= 1
+        return
+    kind = e["k"]
+    if kind == "tool_call":
+        if not _drop(index["calls"], e["c"]):  # the latest call is the last to leave
+            index["call"] = None
+        if e["o"] is not None:  # the failure run is at most the known outcomes left
+            known = index["known"] = index["known"] - 1
+            index["fails"] = min(index["fails"], known)
+    elif kind in repetition.QUERY_KINDS and not _drop(index["queries"], e["c"]):
+        index["query"] = None
+    _drop(index["novelty"], e["n"])
+
+
+def _drop(counts: dict[str, int], key: str) -> int:
+    """One ``key`` less in ``counts``; how many keys remain."""
+    left = counts[key] - 1
+    if left:
+        counts[key] = left
     else:
         del counts[key]
+    return len(counts)
 
 
 def upgrade(state: dict[str, Any]) -> dict[str, Any]:
@@ -183,11 +197,11 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
             counted = [e for e in entries if "x" not in e] if config.exempts else entries
             new["s"] = embeddings.highest_similarity(new, counted)
     entries.append(new)
-    count(keys, new, 1)
-    excess = len(entries) - config.integer("history_size")
+    add(keys, new)
+    excess = len(entries) - config.values["history_size"]
     if excess > 0:
         for old in entries[:excess]:
-            count(keys, old, -1)
+            remove(keys, old)
         del entries[:excess]
     if kind == "text_chunk":
         if state["stream"] is None:

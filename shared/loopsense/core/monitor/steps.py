@@ -24,7 +24,7 @@ from loopsense.core.canonical import (
     canonical_hash,
     canonical_string,
 )
-from loopsense.core.monitor.config import RESULT_IGNORE_KEYS, MonitorConfig
+from loopsense.core.monitor.config import NO_POLICY, RESULT_IGNORE_KEYS, MonitorConfig
 
 KEY_HEX = 32
 THOUGHT = "thought"
@@ -67,7 +67,7 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
     out: dict[str, Any]
     if kind == "tool_call":
         action = step.get("action")
-        policy = config.policy(action)
+        policy = config.tools.get(action, NO_POLICY)
         own = policy.ignore_keys
         ignore = config.ignore_keys | own if own else config.ignore_keys
         call = _hash([action, step.get("args")], ignore, "args")
@@ -79,7 +79,16 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
                "n": novelty_key(call, result)}
         if policy.exempt:
             out["x"] = 1
-        return _embedding(out, step)
+    else:
+        out = _other(step, kind, index)
+    embedding = step.get("embedding")
+    if embedding:
+        out["e"] = unit(list(embedding))
+    return out
+
+
+def _other(step: Mapping[str, Any], kind: Any, index: int) -> dict[str, Any]:
+    """The entry of a step that is not a tool call (without its embedding)."""
     out = {"i": index, "k": kind}
     if kind in TEXT_KINDS:
         text = step.get("text")
@@ -90,11 +99,4 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
                                                  "metadata"))
     else:
         out["n"] = digest(f"kind:{kind}")
-    return _embedding(out, step)
-
-
-def _embedding(out: dict[str, Any], step: Mapping[str, Any]) -> dict[str, Any]:
-    embedding = step.get("embedding")
-    if embedding:
-        out["e"] = unit(list(embedding))
     return out
