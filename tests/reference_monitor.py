@@ -37,7 +37,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
     entries = state["entries"]
     tool_calls = repetition.calls(entries)
     streak = _failures(tool_calls)
-    counted = [e for e in entries if "x" not in e] if config.exempts else entries
+    counted = [e for e in entries if "x" not in e]  # exempt when they came: never counted
     novelty_score = embeddings.novelty_score(counted, config)
     drift_score = embeddings.drift_score(counted, config)
     stream = state["stream"]
@@ -71,8 +71,8 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
     new = entry(step, index, config)
     entries = state["entries"]
     if "x" not in new:
-        counted = [e for e in entries if "x" not in e] if config.exempts else entries
-        new["s"] = embeddings.highest_similarity(new, counted)
+        counted = [e for e in entries if "x" not in e]
+        new["u"] = 1.0 - embeddings.highest_similarity(new, counted)
     entries.append(new)
     excess = len(entries) - config.integer("history_size")
     if excess > 0:

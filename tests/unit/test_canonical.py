@@ -28,6 +28,7 @@ from loopsense.core.canonical import (
     canonical_hash,
     canonical_json,
     canonical_key,
+    canonical_pair_hash,
     reference_json,
 )
 
@@ -248,6 +249,24 @@ def test_canonical_hash_is_the_sha256_of_canonical_bytes(value, ignore):
         canonical_bytes(value, ignore)).hexdigest()
 
 
+@pytest.mark.parametrize("tail", [
+    nested(MAX_DEPTH - 1), nested(MAX_DEPTH), {"a": float("nan")}, {"s": "\ud800"}, {1: 2},
+    {"a": 1, "A": 2}, [2.675, 1e16], None, {"Keep": " X ", "drop": [{"DROP": 2}]}])
+@pytest.mark.parametrize("head", ["read_file", " Read_File ", "\ud800", None])
+def test_canonical_pair_hash_is_the_hash_of_the_pair(head, tail):
+    """Same digest as canonical_hash([head, tail]), or the same error: the tail counts one
+    level deeper (nested(MAX_DEPTH - 1) fits in the pair, nested(MAX_DEPTH) does not)."""
+    for _ in range(2):  # the second time, head's start of the text comes from the cache
+        try:
+            expected = canonical_hash([head, tail], ("drop",))
+        except CanonicalError as error:
+            with pytest.raises(CanonicalError) as caught:
+                canonical_pair_hash(head, tail, ("drop",))
+            assert caught.value.issue == error.issue
+        else:
+            assert canonical_pair_hash(head, tail, ("drop",)) == expected
+
+
 def test_errors_never_quote_the_value():
     for value in ({"SECRET" * 300: 1}, nested(70, "SECRET"), {"SECRET": float("nan")}):
         with pytest.raises(CanonicalError) as caught:
@@ -316,6 +335,18 @@ def test_fast_path_and_reference_agree(value):
             canonical_json(value)
         return
     assert canonical_json(value) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXT, json_values())
+def test_canonical_pair_hash_agrees_with_canonical_hash(head, tail):
+    try:
+        expected = canonical_hash([head, tail])
+    except CanonicalError:
+        with pytest.raises(CanonicalError):
+            canonical_pair_hash(head, tail)
+        return
+    assert canonical_pair_hash(head, tail) == expected
 
 
 @settings(max_examples=400, deadline=None)

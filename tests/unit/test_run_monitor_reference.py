@@ -73,6 +73,8 @@ def stored_by(version: int, state: dict[str, Any]) -> dict[str, Any]:
     for e in state["entries"]:
         if e["k"] == "tool_call":
             e["n"] = digest(f"{e['c']}:{e['r']}")
+        if "u" in e:
+            e["s"] = 1.0 - e.pop("u")
     if version == 1:
         del state["index"]
     state["version"] = version
@@ -97,3 +99,19 @@ def test_the_fast_monitor_answers_as_the_reference(name: str) -> None:
             assert answer.signals() == expected.signals()
             fired.update(f.rule for f in answer.findings)
     assert len(fired) >= 4  # the corpus exercises the rules (all ten across CONFIGS)
+
+
+def test_a_config_changed_mid_run_answers_as_the_reference() -> None:
+    """A run's config may change between batches (PUT .../config): a tool exempt when its steps
+    came stays uncounted after it no longer is, and the window and thresholds follow the new
+    config. (Un-exempting a tool used to crash the next step.)"""
+    configs = list(CONFIGS.values())
+    for seed in range(3):
+        rng = random.Random(seed)
+        state, reference = new_state(), reference_monitor.new_state()
+        cfg = configs[2]  # exempt and polling tools
+        for s in corpus(seed):
+            if rng.random() < 0.05:
+                cfg = rng.choice(configs)
+            state, answer = observe(state, s, cfg)
+            assert answer.signal() == reference_monitor.observe(reference, s, cfg).signal()

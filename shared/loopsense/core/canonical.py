@@ -279,11 +279,46 @@ def _dumps(value: Any) -> str:
 def canonical_json(value: Any, ignore_keys: Collection[str] = ()) -> str:
     """The canonical text of ``value``. Entries whose canonical key is in ``ignore_keys`` (give
     them already canonical: ``canonical_key(k)``) are dropped at any depth."""
+    return _text(value, ignore_keys, 0)
+
+
+def canonical_bytes(value: Any, ignore_keys: Collection[str] = ()) -> bytes:
+    return _utf8(_text(value, ignore_keys, 0))
+
+
+def canonical_hash(value: Any, ignore_keys: Collection[str] = ()) -> str:
+    """SHA-256 of the canonical form's UTF-8 bytes, 64 lowercase hex digits."""
+    return hashlib.sha256(_bytes(value, ignore_keys, 0)).hexdigest()
+
+
+def canonical_pair_hash(head: str | None, tail: Any, ignore_keys: Collection[str] = ()) -> str:
+    """``canonical_hash([head, tail], ignore_keys)`` for a ``head`` that recurs (the run monitor
+    keys every tool call by ``[action, args]``): the text's start, ``["head",``, is kept per
+    head rather than written again."""
+    rest = _bytes(tail, ignore_keys, 1)  # first: its errors come first in the pair's text
+    start = _starts.get(head)
+    if start is None:
+        start = b"[" + _utf8(_text(head, (), 1)) + b","
+        if len(_starts) >= _KEY_CACHE_SIZE:
+            _starts.clear()
+        _starts[head] = start
+    digest = hashlib.sha256(start)
+    digest.update(rest)
+    digest.update(b"]")
+    return digest.hexdigest()
+
+
+_starts: dict[str | None, bytes] = {}
+
+
+def _text(value: Any, ignore: Collection[str], depth: int) -> str:
+    """The canonical text of ``value`` found ``depth`` levels down (the depth limit counts from
+    the top)."""
     try:
         try:
-            return _dumps(_normalize(value, ignore_keys, 0))
+            return _dumps(_normalize(value, ignore, depth))
         except _UseReference:
-            return _reference(value, ignore_keys, 0)
+            return _reference(value, ignore, depth)
     except RecursionError:
         raise CanonicalError("is nested too deeply") from None
     except CanonicalError:
@@ -292,27 +327,23 @@ def canonical_json(value: Any, ignore_keys: Collection[str] = ()) -> str:
         raise CanonicalError("contains a number that cannot be written out") from None
 
 
-def canonical_bytes(value: Any, ignore_keys: Collection[str] = ()) -> bytes:
+def _utf8(text: str) -> bytes:
     try:
-        return canonical_json(value, ignore_keys).encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate ("\ud800" is valid JSON, not Unicode)
         raise CanonicalError("contains a string that is not valid Unicode") from None
 
 
-def canonical_hash(value: Any, ignore_keys: Collection[str] = ()) -> str:
-    """SHA-256 of the canonical form's UTF-8 bytes, 64 lowercase hex digits.
-
-    Hot (two per tool call in the run monitor): the fast path inline, without the three calls
-    of canonical_bytes; anything else (the reference, every error) goes through
-    canonical_bytes, which gives the same text or raises the same CanonicalError."""
+def _bytes(value: Any, ignore: Collection[str], depth: int) -> bytes:
+    """``_utf8(_text(...))``, hot (two per tool call in the run monitor): the fast path inline;
+    anything else (the reference, every error) through ``_text``, which gives the same text or
+    raises the same CanonicalError."""
     if _c_encode is not None:
         try:
-            data = "".join(_c_encode(_normalize(value, ignore_keys, 0), 0)).encode("utf-8")
+            return "".join(_c_encode(_normalize(value, ignore, depth), 0)).encode("utf-8")
         except (_UseReference, RecursionError, ValueError):  # UnicodeEncodeError included
-            data = canonical_bytes(value, ignore_keys)
-    else:  # pragma: no cover - CPython has the C accelerator
-        data = canonical_bytes(value, ignore_keys)
-    return hashlib.sha256(data).hexdigest()
+            pass
+    return _utf8(_text(value, ignore, depth))
 
 
 def reference_json(value: Any, ignore_keys: Collection[str] = ()) -> str:

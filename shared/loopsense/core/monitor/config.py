@@ -71,7 +71,6 @@ class MonitorConfig:
     name_tools: bool = True
     # Every threshold resolved once (rules read a dozen per step).
     values: dict[str, int | float] = field(init=False, repr=False, compare=False)
-    exempts: bool = field(init=False, repr=False, compare=False)  # some tool is exempt
     # The fewest copies of one call that any tool's repeated_call thresholds can flag.
     least_repeat: int = field(init=False, repr=False, compare=False)
     least_streak: int = field(init=False, repr=False, compare=False)  # error_streak, stagnation
@@ -83,7 +82,6 @@ class MonitorConfig:
         values = {name: int(v) if isinstance(DEFAULTS[name], int) else v
                   for name, v in resolved.items()}
         object.__setattr__(self, "values", values)
-        object.__setattr__(self, "exempts", any(p.exempt for p in self.tools.values()))
         object.__setattr__(self, "least_repeat", min(
             [int(values[name]) for name in TOOL_THRESHOLDS]
             + [int(v) for p in self.tools.values() for v in p.thresholds.values()]))

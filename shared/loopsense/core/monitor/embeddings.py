@@ -1,9 +1,9 @@
 """drift and novelty: how far the recent steps are from the objective, and how much they add.
 
 Novelty is incremental: when a step joins the segment its highest similarity to any earlier
-step of the segment is computed once and kept in its entry (``s``): cosine when both steps
-carry an embedding, else 1 for the same novelty key and 0 otherwise. The score averages
-``1 - s`` over the last ``novelty_window`` steps.
+step of the segment is computed once, and 1 minus it kept in its entry (``u``, the step's
+novelty): cosine when both steps carry an embedding, else 1 for the same novelty key and 0
+otherwise. The score averages ``u`` over the last ``novelty_window`` steps.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from loopsense.core.monitor.findings import WARNING, Finding
 
 Entry = dict[str, Any]
 UNKNOWN = -1  # drift unknown (spec: -1)
+_NOVELTY = operator.itemgetter("u")
 
 
 def _dot(a: Sequence[float], b: Sequence[float]) -> float:
@@ -45,7 +46,7 @@ def novelty_score(counted: Sequence[Entry], config: MonitorConfig) -> float:
     recent = counted[-config.integer("novelty_window"):]
     if not recent:
         return 1.0
-    return _mean(math.fsum([1.0 - e["s"] for e in recent]), len(recent))
+    return _mean(math.fsum(map(_NOVELTY, recent)), len(recent))
 
 
 @functools.lru_cache(maxsize=4_096)

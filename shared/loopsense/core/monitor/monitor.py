@@ -30,7 +30,8 @@ from loopsense.core.monitor.findings import Finding
 from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
 from loopsense.core.monitor.steps import THOUGHT, entry, novelty_key
 
-# 1: no index; 2: a tool call's novelty key was a digest of its keys; 3: now.
+# 1: no index; 2: a tool call's novelty key was a digest of its keys, entries kept their
+# similarity (s) rather than their novelty (u); 3: now.
 STATE_VERSION = 3
 Entry = dict[str, Any]
 
@@ -108,12 +109,21 @@ def _drop(counts: dict[str, int], key: str) -> int:
     return len(counts)
 
 
+def _counted(entries: list[Entry], index: Mapping[str, Any]) -> list[Entry]:
+    """The entries the rules count: not those of a tool exempt when its step came (a run's
+    config may change since; the entry keeps what it was)."""
+    return [e for e in entries if "x" not in e] if index["exempt"] else entries
+
+
 def upgrade(state: dict[str, Any]) -> dict[str, Any]:
     """A state stored by an older version (``version`` below STATE_VERSION), in place: tool
-    calls' novelty keys as they are made now, and the index rebuilt from the entries."""
+    calls' novelty keys as they are made now, each step's novelty kept rather than its
+    similarity, and the index rebuilt from the entries."""
     for e in state["entries"]:
         if e["k"] == "tool_call":
             e["n"] = novelty_key(e["c"], e["r"])
+        if "s" in e:
+            e["u"] = 1.0 - e.pop("s")
     state["index"] = build_index(state["entries"])
     state["version"] = STATE_VERSION
     return state
@@ -159,7 +169,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
             and "condensation_loop" not in off
             and (f := streaks.condensation_loop(entries, config))):
         findings.append(f)
-    counted = [e for e in entries if "x" not in e] if config.exempts else entries
+    counted = _counted(entries, index)
     drift_score = (embeddings.drift_score(counted, config) if config.objective is not None
                    else embeddings.UNKNOWN)
     if (drift_score != embeddings.UNKNOWN and "drift" not in off
@@ -191,11 +201,10 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
     entries = state["entries"]
     keys = state["index"]
     if "x" not in new:
-        if "e" not in new and (config.exempts or not keys["exempt"]):
-            new["s"] = 1.0 if new["n"] in keys["novelty"] else 0.0  # the scan's answer
+        if "e" not in new:  # the index counts exactly the counted entries' novelty keys
+            new["u"] = 0.0 if new["n"] in keys["novelty"] else 1.0
         else:
-            counted = [e for e in entries if "x" not in e] if config.exempts else entries
-            new["s"] = embeddings.highest_similarity(new, counted)
+            new["u"] = 1.0 - embeddings.highest_similarity(new, _counted(entries, keys))
     entries.append(new)
     add(keys, new)
     excess = len(entries) - config.values["history_size"]

@@ -22,6 +22,7 @@ from loopsense.core.canonical import (
     WHITE_SPACE,
     CanonicalError,
     canonical_hash,
+    canonical_pair_hash,
     canonical_string,
 )
 from loopsense.core.monitor.config import NO_POLICY, RESULT_IGNORE_KEYS, MonitorConfig
@@ -60,6 +61,14 @@ def _hash(value: Any, ignore: frozenset[str], field: str) -> str:
         raise CanonicalError(f"{field} {exc.issue}") from None
 
 
+def call_key(action: str | None, args: Any, ignore: frozenset[str]) -> str:
+    """The key of ``[action, args]`` (spec/loop_safety.md, Steps)."""
+    try:
+        return canonical_pair_hash(action, args, ignore)[:KEY_HEX]
+    except CanonicalError as exc:
+        raise CanonicalError(f"args {exc.issue}") from None
+
+
 def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[str, Any]:
     """The entry of one step. Raises CanonicalError (a ValueError naming the limit, never the
     value) when ``args``, ``result`` or ``metadata`` has no canonical form."""
@@ -70,7 +79,7 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
         policy = config.tools.get(action, NO_POLICY)
         own = policy.ignore_keys
         ignore = config.ignore_keys | own if own else config.ignore_keys
-        call = _hash([action, step.get("args")], ignore, "args")
+        call = call_key(action, step.get("args"), ignore)
         result = (_hash(step["result"], ignore | RESULT_IGNORE_KEYS if own
                         else config.result_ignore_keys, "result")
                   if "result" in step else None)
