@@ -7,7 +7,9 @@ Run from the repository root:
 
 1. Skill call: ``jsonio.dumps(run(jsonio.loads(body)))`` vs ``json.loads(body)`` on the same
    5,000-step request (tool calls with arguments, results and outcomes; messages, thoughts,
-   LLM calls). Target: ratio of medians <= 10x. Broken down into parse+validate and the steps.
+   LLM calls). Target: <= 10x, as the median over rounds of each round's ratio (both timed back
+   to back; the ratios of the medians and of the minimums are printed too). Broken down into
+   parse+validate and the steps.
 2. Per-step cost of the core (``observe``) after 10, 1,000 and 10,000 prior steps, history_size
    at its default (50): the next 200 steps of the same run, from the stored (JSON) state. Target:
    flat (the 10,000 case within 1.5x of the 10 case).
@@ -32,7 +34,7 @@ for path in (ROOT, ROOT / "shared"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from benchmarks.harness import measure, table, verdict  # noqa: E402
+from benchmarks.harness import measure, paired_ratio, table, verdict  # noqa: E402
 from loopsense import jsonio  # noqa: E402
 from loopsense.core.monitor.monitor import new_state, observe  # noqa: E402
 from loopsense.skills import run_monitor  # noqa: E402
@@ -42,6 +44,7 @@ SEED = 20_261_130
 SKILL_TARGET = 10.0
 FLAT_TARGET = 1.5
 NEXT_STEPS = 200
+BASELINE = "json.loads(body) (baseline)"
 
 
 def trace(n: int, seed: int = SEED) -> list[dict[str, Any]]:
@@ -83,19 +86,21 @@ def skill_call(quick: bool) -> tuple[str, bool]:
             observe(state, s, parsed[1])
 
     cases = {
-        "json.loads(body) (baseline)": lambda: json.loads(body),
+        BASELINE: lambda: json.loads(body),
         "whole skill call (loads + run + dumps)":
             lambda: jsonio.dumps(run_monitor.run(jsonio.loads(body))),
         "  parse(): size check + validation": lambda: run_monitor.parse(json.loads(body)),
         "  the steps through observe()": steps_only,
     }
-    times = measure(cases, reps=3 if quick else 9, warmup=1)
-    table("   medians over interleaved rounds", list(times.items()),
-          "json.loads(body) (baseline)")
-    ratio = (statistics.median(times["whole skill call (loads + run + dumps)"])
-             / statistics.median(times["json.loads(body) (baseline)"]))
-    return verdict(f"skill call <= {SKILL_TARGET:g}x json.loads", ratio <= SKILL_TARGET,
-                   f"{ratio:.2f}x"), ratio <= SKILL_TARGET
+    times = measure(cases, reps=3 if quick else 15, warmup=1)
+    table("   medians over interleaved rounds", list(times.items()), BASELINE)
+    whole, base = times["whole skill call (loads + run + dumps)"], times[BASELINE]
+    ratio = paired_ratio(whole, base)
+    print(f"   whole call / json.loads: median of the rounds' ratios {ratio:.2f}x, ratio of "
+          f"medians {statistics.median(whole) / statistics.median(base):.2f}x, of minimums "
+          f"{min(whole) / min(base):.2f}x")
+    return verdict(f"skill call <= {SKILL_TARGET:g}x json.loads (median of the rounds' ratios)",
+                   ratio <= SKILL_TARGET, f"{ratio:.2f}x"), ratio <= SKILL_TARGET
 
 
 def per_step(quick: bool) -> tuple[str, bool]:

@@ -32,6 +32,13 @@ def measure(cases: dict[str, Callable[[], Any]], reps: int, warmup: int) -> dict
     return times
 
 
+def paired_ratio(values: list[float], baseline: list[float]) -> float:
+    """The median over rounds of ``values[i] / baseline[i]``, both timed in round i of
+    ``measure`` (back to back): a machine whose speed drifts between rounds moves both alike,
+    where the ratio of the two medians mixes rounds of different speeds."""
+    return statistics.median(v / b for v, b in zip(values, baseline, strict=True))
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[max(0, -(-95 * len(ordered) // 100) - 1)]  # nearest rank
