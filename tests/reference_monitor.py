@@ -56,7 +56,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
         on("novelty") and embeddings.novelty(counted, novelty_score, config),
     )
     return Answer(state["next"] - 1, [f for f in candidates if isinstance(f, Finding)],
-                  dict(CONTINUE), novelty_score, drift_score, config.name_tools)
+                  dict(CONTINUE), [], drift_score, config.name_tools, novelty_score)
 
 
 def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfig) -> Answer:

@@ -28,7 +28,6 @@ Pure: no I/O, nothing of the project. Errors are ``CanonicalError`` (a ``ValueEr
 from __future__ import annotations
 
 import hashlib
-from hashlib import sha256
 import json
 import math
 import unicodedata
@@ -289,7 +288,7 @@ def canonical_bytes(value: Any, ignore_keys: Collection[str] = ()) -> bytes:
 
 def canonical_hash(value: Any, ignore_keys: Collection[str] = ()) -> str:
     """SHA-256 of the canonical form's UTF-8 bytes, 64 lowercase hex digits."""
-    return sha256(_bytes(value, ignore_keys, 0)).hexdigest()
+    return hashlib.sha256(_bytes(value, ignore_keys, 0)).hexdigest()
 
 
 def canonical_pair_hash(head: str | None, tail: Any, ignore_keys: Collection[str] = ()) -> str:
@@ -303,7 +302,7 @@ def canonical_pair_hash(head: str | None, tail: Any, ignore_keys: Collection[str
         if len(_starts) >= _KEY_CACHE_SIZE:
             _starts.clear()
         _starts[head] = start
-    return sha256(start + rest + b"]").hexdigest()
+    return hashlib.sha256(start + rest + b"]").hexdigest()
 
 
 _starts: dict[str | None, bytes] = {}

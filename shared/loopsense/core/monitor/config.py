@@ -76,6 +76,9 @@ class MonitorConfig:
     least_streak: int = field(init=False, repr=False, compare=False)  # error_streak, stagnation
     # What a result's hash drops when the tool's policy adds nothing (most calls).
     result_ignore_keys: frozenset[str] = field(init=False, repr=False, compare=False)
+    # One wholly new step in a full novelty window scores the floor or above (the score,
+    # round(total / window, 4), grows with the total): the window is not novelty-starved.
+    one_new_step_suffices: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         resolved = {**DEFAULTS, **self.thresholds}
@@ -88,6 +91,8 @@ class MonitorConfig:
         object.__setattr__(self, "least_streak", min(int(values["error_streak"]),
                                                      int(values["stagnation_threshold"])))
         object.__setattr__(self, "result_ignore_keys", self.ignore_keys | RESULT_IGNORE_KEYS)
+        object.__setattr__(self, "one_new_step_suffices", round(
+            1.0 / values["novelty_window"], 4) >= values["novelty_floor"])
 
     def value(self, name: str) -> int | float:
         return self.values[name]

@@ -43,7 +43,11 @@ def highest_similarity(new: Entry, earlier: Sequence[Entry]) -> float:
 
 
 def novelty_score(counted: Sequence[Entry], config: MonitorConfig) -> float:
-    recent = counted[-config.integer("novelty_window"):]
+    return window_score(counted[-config.integer("novelty_window"):])
+
+
+def window_score(recent: Sequence[Entry]) -> float:
+    """The novelty score of ``recent``, the segment's last novelty_window counted steps."""
     if not recent:
         return 1.0
     return _mean(math.fsum(map(_NOVELTY, recent)), len(recent))

@@ -138,8 +138,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
     off = config.disabled_rules
     values = config.values
     findings: list[Finding] = []
-    latest = index["call"]
-    repeats = index["calls"].get(latest, 0) if latest is not None else 0
+    repeats = index["calls"].get(index["call"], 0)  # the latest call's copies (none: 0)
     if repeats >= 2:  # the latest call was made before: a repeat or a cycle is possible
         tool_calls = repetition.calls(entries)
         if ("repeated_call" not in off and repeats >= config.least_repeat
@@ -175,12 +174,15 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
     if (drift_score != embeddings.UNKNOWN and "drift" not in off
             and (f := embeddings.drift(counted, drift_score, config))):
         findings.append(f)
-    novelty_score = embeddings.novelty_score(counted, config)
-    if (novelty_score < values["novelty_floor"] and "novelty" not in off
-            and (f := embeddings.novelty(counted, novelty_score, config))):
-        findings.append(f)
-    return Answer(state["next"] - 1, findings, CONTINUE.copy(), novelty_score, drift_score,
-                  config.name_tools)
+    window = counted[-values["novelty_window"]:]
+    score = None  # computed here only if the novelty rule may fire; else when read
+    if (len(counted) >= values["novelty_window"] and "novelty" not in off
+            and not (window[-1]["u"] == 1.0 and config.one_new_step_suffices)):
+        score = embeddings.window_score(window)
+        if f := embeddings.novelty(counted, score, config):
+            findings.append(f)
+    return Answer(state["next"] - 1, findings, CONTINUE.copy(), window, drift_score,
+                  config.name_tools, score)
 
 
 def observe(state: dict[str, Any], step: Mapping[str, Any],
@@ -207,11 +209,9 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
             new["u"] = 1.0 - embeddings.highest_similarity(new, _counted(entries, keys))
     entries.append(new)
     add(keys, new)
-    excess = len(entries) - config.values["history_size"]
-    if excess > 0:
-        for old in entries[:excess]:
-            remove(keys, old)
-        del entries[:excess]
+    history = config.values["history_size"]
+    while len(entries) > history:
+        remove(keys, entries.pop(0))
     if kind == "text_chunk":
         if state["stream"] is None:
             state["stream"] = content.new_stream()

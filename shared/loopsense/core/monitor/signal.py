@@ -15,12 +15,15 @@ below 0.7 while they are all warnings. Both only grow with more evidence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from loopsense.core.monitor import embeddings
 from loopsense.core.monitor.config import LOOP_RULES, RULES, STUCK_RULES, MonitorConfig
 from loopsense.core.monitor.findings import CRITICAL, Finding, nudge, rationale
 
+Entry = dict[str, Any]
 CONTINUE = {"action": "continue"}
 WARNING_CEILING = 0.69
 NOTHING = "no repetitive pattern in the current segment"
@@ -31,9 +34,17 @@ class Answer:
     index: int
     findings: list[Finding]
     recommendation: dict[str, Any]
-    novelty_score: float
+    window: Sequence[Entry]  # the novelty window's entries, for the score when it is read
     drift_score: float | int
     name_tools: bool
+    score: float | None = None  # the novelty score, if evaluating the rules needed it
+
+    @property
+    def novelty_score(self) -> float:
+        """Computed when read: of the steps of a batch, only the last answer's is."""
+        if self.score is None:
+            self.score = embeddings.window_score(self.window)
+        return self.score
 
     def signals(self) -> dict[str, Any]:
         """The lightweight per-step signals."""
