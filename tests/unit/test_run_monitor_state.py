@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loopsense.core.canonical import WHITE_SPACE, canonical_string
 from loopsense.core.monitor.monitor import evaluate, inspect, new_state, observe, reset
+from loopsense.core.monitor.steps import normal_text
 from tests.unit.monitor_traces import answers, call, chunk, config, say, step
 
 SENTENCE = "Streaming the same sentence again and again for the test. "
@@ -81,3 +87,12 @@ def test_inspect_answers_like_the_last_step_without_changing_the_state():
     assert again.signals() == {"repeated": True, "stagnant": False, "drift_score": -1,
                                "novelty_score": 0.0}
     assert inspect(new_state(), cfg).signal()["recommendation"] == {"action": "continue"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from([*WHITE_SPACE, *"\x1c\x1f\u200b aZé."]), max_size=12))
+def test_texts_collapse_white_space_runs_exactly(text: str) -> None:
+    """normal_text skips its regex for printable text without double spaces: the same answer
+    as the regex always (U+001C..U+001F and U+200B are not White_Space, and stay)."""
+    assert normal_text(text) == re.sub(f"[{re.escape(WHITE_SPACE)}]+", " ",
+                                       canonical_string(text))

@@ -169,11 +169,12 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
             and (f := streaks.condensation_loop(entries, config))):
         findings.append(f)
     counted = _counted(entries, index)
-    drift_score = (embeddings.drift_score(counted, config) if config.objective is not None
-                   else embeddings.UNKNOWN)
-    if (drift_score != embeddings.UNKNOWN and "drift" not in off
-            and (f := embeddings.drift(counted, drift_score, config))):
-        findings.append(f)
+    drift_score = embeddings.UNKNOWN
+    if config.objective is not None:
+        drift_score = embeddings.drift_score(counted, config)
+        if (drift_score != embeddings.UNKNOWN and "drift" not in off
+                and (f := embeddings.drift(counted, drift_score, config))):
+            findings.append(f)
     window = counted[-values["novelty_window"]:]
     score = None  # computed here only if the novelty rule may fire; else when read
     if (len(counted) >= values["novelty_window"] and "novelty" not in off

@@ -46,7 +46,10 @@ def novelty_key(call: str, result: str | None) -> str:
 
 def normal_text(text: str) -> str:
     """The canonical string rule (trim, lowercase) with whitespace runs collapsed."""
-    return _SPACE_RUNS.sub(" ", canonical_string(text))
+    text = canonical_string(text)
+    if text.isprintable() and "  " not in text:
+        return text  # no White_Space but single ASCII spaces (the others are not printable)
+    return _SPACE_RUNS.sub(" ", text)
 
 
 def unit(vector: list[float]) -> list[float] | None:
