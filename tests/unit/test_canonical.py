@@ -26,6 +26,7 @@ from loopsense.core.canonical import (
     canonical_bytes,
     canonical_float,
     canonical_hash,
+    canonical_hash_later,
     canonical_json,
     canonical_key,
     canonical_pair_hash,
@@ -267,6 +268,30 @@ def test_canonical_pair_hash_is_the_hash_of_the_pair(head, tail):
             assert canonical_pair_hash(head, tail, ("drop",)) == expected
 
 
+@pytest.mark.parametrize("value", [
+    nested(MAX_DEPTH + 1), {"a": [{"K" * (MAX_KEY_LENGTH + 1): 1}]}, {"a": float("nan")},
+    {"a": "x", "A": float("inf")}, 10**5000, {"s": "\ud800"}, {1: 2}, {"a": {1, 2}},
+    {"a": 1, "A": 2}, [2.675, 1e16]],
+    ids=["deep", "long key", "nan", "inf, collided keys", "long int", "lone surrogate",
+         "int key", "set", "collided keys", "reference floats"])
+def test_canonical_hash_later_is_canonical_hash(value):
+    """The same digest or the same error; the errors only writing finds come at the call, the
+    others at once."""
+    try:
+        expected = canonical_hash(value)
+    except CanonicalError as error:
+        with pytest.raises(CanonicalError) as caught:
+            canonical_hash_later(value)()
+        assert caught.value.issue == error.issue
+    else:
+        assert canonical_hash_later(value)() == expected
+    if value in (10**5000, {"s": "\ud800"}):
+        canonical_hash_later(value)  # no error until the digest is asked for
+    elif value == nested(MAX_DEPTH + 1):
+        with pytest.raises(CanonicalError):
+            canonical_hash_later(value)
+
+
 def test_errors_never_quote_the_value():
     for value in ({"SECRET" * 300: 1}, nested(70, "SECRET"), {"SECRET": float("nan")}):
         with pytest.raises(CanonicalError) as caught:
@@ -347,6 +372,18 @@ def test_canonical_pair_hash_agrees_with_canonical_hash(head, tail):
             canonical_pair_hash(head, tail)
         return
     assert canonical_pair_hash(head, tail) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values())
+def test_canonical_hash_later_agrees_with_canonical_hash(value):
+    try:
+        expected = canonical_hash(value, ("c",))
+    except CanonicalError:
+        with pytest.raises(CanonicalError):
+            canonical_hash_later(value, ("c",))()
+        return
+    assert canonical_hash_later(value, ("c",))() == expected
 
 
 @settings(max_examples=400, deadline=None)

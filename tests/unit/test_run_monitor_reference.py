@@ -15,6 +15,7 @@ import pytest
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.monitor import new_state, observe
 from loopsense.core.monitor.steps import digest
+from loopsense.skills import run_monitor
 from tests import reference_monitor
 from tests.unit.monitor_traces import call, chunk, config, say, step
 
@@ -114,4 +115,23 @@ def test_a_config_changed_mid_run_answers_as_the_reference() -> None:
             if rng.random() < 0.05:
                 cfg = rng.choice(configs)
             state, answer = observe(state, s, cfg)
+            assert answer.signal() == reference_monitor.observe(reference, s, cfg).signal()
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_a_trace_entered_up_front_answers_as_the_reference(name: str) -> None:
+    """agent.run_monitor makes a whole trace's entries first and digests only the results of
+    calls made more than once in it (run_monitor.entries): every step's answer is still the
+    reference's, with calls made once among the repeated ones."""
+    cfg: MonitorConfig = CONFIGS[name]
+    for seed in range(4):
+        rng = random.Random(seed)
+        steps = [call("u", {"n": i}, {"r": rng.randint(0, 1)}, rng.choice(["negative", None]))
+                 if rng.random() < 0.2 else s for i, s in enumerate(corpus(seed))]
+        made = run_monitor.entries(steps, cfg)
+        assert any(e and e["k"] == "tool_call" and e["r"] is None and "result" in steps[e["i"]]
+                   for e in made)  # some results were never digested
+        state, reference = new_state(), reference_monitor.new_state()
+        for index, s in enumerate(steps):
+            state, answer = observe(state, s, cfg, made[index])
             assert answer.signal() == reference_monitor.observe(reference, s, cfg).signal()

@@ -31,7 +31,7 @@ import hashlib
 import json
 import math
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from decimal import ROUND_HALF_UP, Context, Decimal
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
@@ -335,12 +335,34 @@ def _bytes(value: Any, ignore: Collection[str], depth: int) -> bytes:
     """``_utf8(_text(...))``, hot (two per tool call in the run monitor): the fast path inline;
     anything else (the reference, every error) through ``_text``, which gives the same text or
     raises the same CanonicalError."""
+    try:
+        form = _normalize(value, ignore, depth)
+    except (_UseReference, RecursionError):
+        return _utf8(_text(value, ignore, depth))
+    return _written(form, value, ignore, depth)
+
+
+def _written(form: Any, value: Any, ignore: Collection[str], depth: int) -> bytes:
+    """The UTF-8 text of ``form``, ``value`` normalized: by the C encoder, or through ``_text``
+    for what only writing finds (a lone surrogate, an int too long to write)."""
     if _c_encode is not None:
         try:
-            return "".join(_c_encode(_normalize(value, ignore, depth), 0)).encode("utf-8")
-        except (_UseReference, RecursionError, ValueError):  # UnicodeEncodeError included
+            return "".join(_c_encode(form, 0)).encode("utf-8")
+        except ValueError:  # UnicodeEncodeError included
             pass
     return _utf8(_text(value, ignore, depth))
+
+
+def canonical_hash_later(value: Any, ignore_keys: Collection[str] = ()) -> Callable[[], str]:
+    """``canonical_hash(value, ignore_keys)`` as a function to call when the digest is needed
+    (maybe never): ``value`` is normalized now, so every CanonicalError comes now but those
+    only writing finds (a lone surrogate, an int too long to write), which come at the call."""
+    try:
+        form = _normalize(value, ignore_keys, 0)
+    except (_UseReference, RecursionError):
+        digest = canonical_hash(value, ignore_keys)
+        return lambda: digest
+    return lambda: hashlib.sha256(_written(form, value, ignore_keys, 0)).hexdigest()
 
 
 def reference_json(value: Any, ignore_keys: Collection[str] = ()) -> str:

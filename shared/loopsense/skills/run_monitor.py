@@ -15,6 +15,7 @@ for registering an agent's objective; without it drift is unknown, -1).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -30,6 +31,7 @@ from loopsense.core.monitor.config import (
     ToolPolicy,
 )
 from loopsense.core.monitor.monitor import new_state, observe
+from loopsense.core.monitor.steps import THOUGHT, entry, settle
 from loopsense.errors import validation_error
 from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import effective
@@ -158,18 +160,38 @@ def parse(raw: Any, tenant: Mapping[str, Any] | None = None
     return parsed, config
 
 
+def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | None]:
+    """Every step's entry (none for thoughts) before any is observed: this skill has the whole
+    trace, so a result is digested only if its call is made more than once in it (steps.settle).
+    The answers are the runs API's, which digests every result (tests/integration/
+    test_runs_match_the_skill.py). A step without a canonical form is a VALIDATION_ERROR."""
+    made: list[dict[str, Any] | None] = []
+    for index, step in enumerate(steps):
+        try:
+            made.append(entry(step, index, config, later=True) if step["kind"] != THOUGHT
+                        else None)
+        except CanonicalError as exc:
+            raise validation_error(f"input.steps.{index}", exc.issue) from None
+    calls = Counter(e["c"] for e in made if e is not None and e["k"] == "tool_call")
+    for e in made:
+        if e is not None and e["k"] == "tool_call":
+            try:
+                settle(e, calls[e["c"]] > 1)
+            except CanonicalError as exc:
+                raise validation_error(f"input.steps.{e['i']}", exc.issue) from None
+    return made
+
+
 def run(raw: Any, tenant_thresholds: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Validate ``input``, feed its steps to the monitor; the verdict after the last step and
     the timeline. Thresholds: ``config`` > the tenant's setting > the default."""
     parsed, config = parse(raw, tenant_thresholds)
+    made = entries(parsed.steps, config)
     state = new_state()
     timeline = []
     answer = None
     for index, step in enumerate(parsed.steps):
-        try:
-            state, answer = observe(state, step, config)
-        except CanonicalError as exc:
-            raise validation_error(f"input.steps.{index}", exc.issue) from None
+        state, answer = observe(state, step, config, made[index])
         if answer.findings:
             timeline.append({"index": index,
                              "findings": [{"rule": f.rule, "severity": f.severity}

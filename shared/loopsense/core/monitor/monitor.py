@@ -186,9 +186,10 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
                   config.name_tools, score)
 
 
-def observe(state: dict[str, Any], step: Mapping[str, Any],
-            config: MonitorConfig) -> tuple[dict[str, Any], Answer]:
-    """Add one step to ``state`` (updated in place) and answer for it."""
+def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfig,
+            made: Entry | None = None) -> tuple[dict[str, Any], Answer]:
+    """Add one step to ``state`` (updated in place) and answer for it. ``made``: the step's
+    entry if made already (agent.run_monitor makes a whole trace's first)."""
     if state["version"] != STATE_VERSION:
         upgrade(state)
     index = state["next"]
@@ -200,7 +201,7 @@ def observe(state: dict[str, Any], step: Mapping[str, Any],
         return state, recommend(state, evaluate(state, config), config)
     if kind == THOUGHT:  # skipped by every rule: it breaks no run of copies
         return state, recommend(state, evaluate(state, config), config)
-    new = entry(step, index, config)
+    new = entry(step, index, config) if made is None else made
     entries = state["entries"]
     keys = state["index"]
     if "x" not in new:

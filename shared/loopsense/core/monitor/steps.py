@@ -15,13 +15,14 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from loopsense.core.canonical import (
     WHITE_SPACE,
     CanonicalError,
     canonical_hash,
+    canonical_hash_later,
     canonical_pair_hash,
     canonical_string,
 )
@@ -64,6 +65,27 @@ def _hash(value: Any, ignore: frozenset[str], field: str) -> str:
         raise CanonicalError(f"{field} {exc.issue}") from None
 
 
+def _result_later(value: Any, ignore: frozenset[str]) -> Callable[[], str]:
+    try:
+        return canonical_hash_later(value, ignore)
+    except CanonicalError as exc:
+        raise CanonicalError(f"result {exc.issue}") from None
+
+
+def settle(e: dict[str, Any], compared: bool) -> None:
+    """A tool call's entry made ``later``, completed: its result digested if it may be compared
+    (another call has its key), else dropped (``r`` None, as if sent without one): no rule
+    reads the result of a call made once, for results are compared only between copies of one
+    call. Then its novelty key."""
+    digest = e["r"]
+    if digest is not None:
+        try:
+            e["r"] = digest()[:KEY_HEX] if compared else None
+        except CanonicalError as exc:
+            raise CanonicalError(f"result {exc.issue}") from None
+    e["n"] = novelty_key(e["c"], e["r"])
+
+
 def call_key(action: str | None, args: Any, ignore: frozenset[str]) -> str:
     """The key of ``[action, args]`` (spec/loop_safety.md, Steps)."""
     try:
@@ -72,9 +94,13 @@ def call_key(action: str | None, args: Any, ignore: frozenset[str]) -> str:
         raise CanonicalError(f"args {exc.issue}") from None
 
 
-def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[str, Any]:
+def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
+          later: bool = False) -> dict[str, Any]:
     """The entry of one step. Raises CanonicalError (a ValueError naming the limit, never the
-    value) when ``args``, ``result`` or ``metadata`` has no canonical form."""
+    value) when ``args``, ``result`` or ``metadata`` has no canonical form.
+
+    ``later``: a tool call's result is checked but not digested yet; its ``r`` is a function
+    and it has no ``n`` until ``settle``."""
     kind = step.get("kind")
     out: dict[str, Any]
     if kind == "tool_call":
@@ -83,12 +109,14 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig) -> dict[st
         own = policy.ignore_keys
         ignore = config.ignore_keys | own if own else config.ignore_keys
         call = call_key(action, step.get("args"), ignore)
-        result = (_hash(step["result"], ignore | RESULT_IGNORE_KEYS if own
-                        else config.result_ignore_keys, "result")
-                  if "result" in step else None)
-        out = {"i": index, "k": kind, "c": call, "r": result,
-               "o": OUTCOMES.get(step.get("outcome") or ""), "a": action,
-               "n": novelty_key(call, result)}
+        out = {"i": index, "k": kind, "c": call, "r": None,
+               "o": OUTCOMES.get(step.get("outcome") or ""), "a": action}
+        if "result" in step:
+            volatile = ignore | RESULT_IGNORE_KEYS if own else config.result_ignore_keys
+            out["r"] = (_result_later(step["result"], volatile) if later
+                        else _hash(step["result"], volatile, "result"))
+        if not later:
+            out["n"] = novelty_key(call, out["r"])
         if policy.exempt:
             out["x"] = 1
     else:
