@@ -169,15 +169,16 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
             and (f := streaks.condensation_loop(entries, config))):
         findings.append(f)
     counted = _counted(entries, index)
-    drift_score = embeddings.UNKNOWN
+    drift_score: float | int = embeddings.UNKNOWN
     if config.objective is not None:
         drift_score = embeddings.drift_score(counted, config)
         if (drift_score != embeddings.UNKNOWN and "drift" not in off
                 and (f := embeddings.drift(counted, drift_score, config))):
             findings.append(f)
-    window = counted[-values["novelty_window"]:]
+    size = config.integer("novelty_window")
+    window = counted[-size:]
     score = None  # computed here only if the novelty rule may fire; else when read
-    if (len(counted) >= values["novelty_window"] and "novelty" not in off
+    if (len(counted) >= size and "novelty" not in off
             and not (window[-1]["u"] == 1.0 and config.one_new_step_suffices)):
         score = embeddings.window_score(window)
         if f := embeddings.novelty(counted, score, config):

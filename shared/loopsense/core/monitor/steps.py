@@ -26,7 +26,7 @@ from loopsense.core.canonical import (
     canonical_pair_hash,
     canonical_string,
 )
-from loopsense.core.monitor.config import NO_POLICY, RESULT_IGNORE_KEYS, MonitorConfig
+from loopsense.core.monitor.config import RESULT_IGNORE_KEYS, MonitorConfig
 
 KEY_HEX = 32
 THOUGHT = "thought"
@@ -105,7 +105,7 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
     out: dict[str, Any]
     if kind == "tool_call":
         action = step.get("action")
-        policy = config.tools.get(action, NO_POLICY)
+        policy = config.policy(action)
         own = policy.ignore_keys
         ignore = config.ignore_keys | own if own else config.ignore_keys
         call = call_key(action, step.get("args"), ignore)
