@@ -21,6 +21,13 @@ SIGNAL_FIELDS = {"is_looping", "is_stuck", "is_drifting", "is_novelty_starved", 
                  "findings", "recommendation"}
 
 
+def nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def error_of(raw, tenant=None) -> LoopsenseError:
     with pytest.raises(LoopsenseError) as caught:
         run(raw, tenant)
@@ -99,12 +106,23 @@ def test_status_of_the_codes():
 
 
 def test_args_deeper_than_the_canonical_form_allows():
-    deep: list = []
-    for _ in range(70):
-        deep = [deep]
-    error = error_of({"steps": [call("a", {"x": deep})]})
+    error = error_of({"steps": [call("a", {"x": nested(70)})]})
     assert error.code == "VALIDATION_ERROR" and error.details[0].path == "input.steps.0"
     assert "args" in error.details[0].issue
+
+
+@pytest.mark.parametrize(("result", "path", "issue"), [
+    (nested(70), "input.steps.0", "result is nested deeper than 64 levels"),
+    ({"k" * 1025: 1}, "input.steps.0", "result contains a key longer than 1024 characters"),
+    ({"s": "\ud800"}, "input", "contains a string that is not valid Unicode"),
+])
+def test_a_result_without_canonical_form_is_refused_even_if_never_compared(result, path, issue):
+    """The skill digests a result only when its call is made again (run_monitor.entries), but
+    a call made once with a result that has no canonical form is refused all the same: by the
+    size check (a lone surrogate cannot be written as UTF-8) or as its entry is made."""
+    error = error_of({"steps": [call("a", {"x": 1}, result), call("b", {"x": 2}, {"ok": 1})]})
+    assert error.code == "VALIDATION_ERROR"
+    assert (error.details[0].path, error.details[0].issue) == (path, issue)
 
 
 @pytest.mark.parametrize(("config", "path", "issue"), [
