@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -657,20 +657,23 @@ def test_step_batches_racing_a_break_are_each_applied_once(client):
     who = tenant()
     steps(rec.runs, who, "race", [call("x", {})])
 
+    def retried(send: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """As a client retries RUN_WRITE_CONFLICT (retryable: nothing was applied), here at
+        once: the break competes with four senders that retry too."""
+        for _ in range(20):
+            try:
+                return send()
+            except LoopsenseError as error:
+                assert error.code == "RUN_WRITE_CONFLICT"
+        raise AssertionError("lost 20 races in a row")
+
     def sender(thread: int) -> list[int]:
-        firsts = []
-        for b in range(5):
-            for _ in range(20):
-                try:
-                    firsts.append(steps(rec.runs, who, "race", [call("y", {"t": thread})] * 2,
-                                        key=f"t{thread}-{b}")["firstIndex"])
-                    break
-                except LoopsenseError as error:
-                    assert error.code == "RUN_WRITE_CONFLICT"
-        return firsts
+        return [retried(lambda b=b: steps(rec.runs, who, "race", [call("y", {"t": thread})] * 2,
+                                          key=f"t{thread}-{b}"))["firstIndex"]
+                for b in range(5)]
 
     results = all_at_once([lambda t=t: sender(t) for t in range(4)] +
-                          [lambda: brk(rec, who, "race", agentId="ari")])
+                          [lambda: retried(lambda: brk(rec, who, "race", agentId="ari"))])
     firsts = sorted(f for r in results[:4] for f in r)
     assert firsts == list(range(1, 41, 2))
     signal = rec.runs.signal(who, "race", "ari")
