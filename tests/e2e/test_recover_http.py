@@ -168,15 +168,18 @@ def test_a_break_under_eight_concurrent_writers_loses_nothing(server, operator):
     breaks: list[dict[str, Any]] = []
     lock = threading.Lock()
 
+    def retried(*request: Any) -> Response:
+        for _ in range(20):  # retryable answers: send the same request again, as clients do
+            answer = req(server, *request, key=key)
+            if answer.status not in (409, 429):
+                return answer
+            assert error(answer)["retryable"] is True
+        return answer
+
     def writer(thread: int) -> None:
         for i in range(125):
             name = f"t{thread}-{i:03d}"
-            for _ in range(20):  # retryable answers: send the same request again
-                answer = req(server, "PUT", f"{run}/memory/{name}", {"t": thread, "i": i},
-                             key=key)
-                if answer.status not in (409, 429):
-                    break
-                assert error(answer)["retryable"] is True
+            answer = retried("PUT", f"{run}/memory/{name}", {"t": thread, "i": i})
             assert answer.status == 200, answer.body
             with lock:
                 written.append(name)
@@ -187,8 +190,8 @@ def test_a_break_under_eight_concurrent_writers_loses_nothing(server, operator):
                 if len(written) >= after:
                     break
             time.sleep(0.005)
-        breaks.append(ok(req(server, "POST", f"{run}/circuit-break",
-                             {"reason": "repeated_tool_call"}, key=key)))
+        breaks.append(ok(retried("POST", f"{run}/circuit-break",
+                                 {"reason": "repeated_tool_call"})))
 
     all_at_once([lambda t=t: writer(t) for t in range(8)] + [lambda: breaker(300),
                                                                lambda: breaker(600)])

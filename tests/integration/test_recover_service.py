@@ -48,6 +48,17 @@ def client() -> Iterator[Any]:
     yield in_process
 
 
+def retried(send: Callable[[], Any]) -> Any:
+    """``send()`` retried as a client retries RUN_WRITE_CONFLICT (retryable: nothing was
+    applied), at once: racing writers that all retry can win eight times in a row."""
+    for _ in range(20):
+        try:
+            return send()
+        except LoopsenseError as error:
+            assert error.code == "RUN_WRITE_CONFLICT"
+    raise AssertionError("lost 20 races in a row")
+
+
 class Ticking(Clock):
     """25 ms pass at every reading: the requests of a test spread over virtual seconds, under
     the team plan's 50 requests per second."""
@@ -297,12 +308,7 @@ def test_writes_racing_two_breaks_lose_nothing_and_land_once(client):
     def writer(thread: int) -> None:
         for i in range(125):
             key = f"t{thread}-{i:03d}"
-            for _ in range(20):
-                try:
-                    put(rec, who, "busy", key, {"t": thread, "i": i})
-                    break
-                except LoopsenseError as error:
-                    assert error.code == "RUN_WRITE_CONFLICT"
+            retried(lambda key=key, i=i: put(rec, who, "busy", key, {"t": thread, "i": i}))
             with lock:
                 written.append(key)
 
@@ -311,7 +317,7 @@ def test_writes_racing_two_breaks_lose_nothing_and_land_once(client):
             with lock:
                 if len(written) >= 300:
                     break
-        breaks.append(brk(rec, who, "busy"))
+        breaks.append(retried(lambda: brk(rec, who, "busy")))
 
     all_at_once([lambda t=t: writer(t) for t in range(8)] + [breaker, breaker])
     assert len(written) == 1000 and len(breaks) == 2
@@ -656,16 +662,6 @@ def test_step_batches_racing_a_break_are_each_applied_once(client):
     rec, _ = recover(client)
     who = tenant()
     steps(rec.runs, who, "race", [call("x", {})])
-
-    def retried(send: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """As a client retries RUN_WRITE_CONFLICT (retryable: nothing was applied), here at
-        once: the break competes with four senders that retry too."""
-        for _ in range(20):
-            try:
-                return send()
-            except LoopsenseError as error:
-                assert error.code == "RUN_WRITE_CONFLICT"
-        raise AssertionError("lost 20 races in a row")
 
     def sender(thread: int) -> list[int]:
         return [retried(lambda b=b: steps(rec.runs, who, "race", [call("y", {"t": thread})] * 2,
