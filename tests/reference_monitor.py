@@ -21,22 +21,10 @@ def new_state() -> dict[str, Any]:
             "last": None}
 
 
-def _failures(tool_calls: list[Entry]) -> list[Entry]:
-    run: list[Entry] = []
-    for e in reversed(tool_calls):
-        if e["o"] is None:
-            continue
-        if e["o"] != "neg":
-            break
-        run.append(e)
-    run.reverse()
-    return run
-
-
 def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
     entries = state["entries"]
     tool_calls = repetition.calls(entries)
-    streak = _failures(tool_calls)
+    streak = streaks.failures(entries)
     counted = [e for e in entries if "x" not in e]  # exempt when they came: never counted
     novelty_score = embeddings.novelty_score(counted, config)
     drift_score = embeddings.drift_score(counted, config)
@@ -77,13 +65,5 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
     excess = len(entries) - config.integer("history_size")
     if excess > 0:
         del entries[:excess]
-    if kind == "text_chunk":
-        if state["stream"] is None:
-            state["stream"] = content.new_stream()
-        text = step.get("text")
-        if config.on("content_loop"):
-            content.add_chunk(state["stream"], text if isinstance(text, str) else "", index,
-                              config)
-    else:
-        state["stream"] = None
+    content.follow(state, step, index, config)
     return recommend(state, evaluate(state, config), config)

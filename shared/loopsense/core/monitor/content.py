@@ -19,6 +19,7 @@ rebuilt from ``text`` at each chunk: bounded work, and a state that holds no ind
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from loopsense.core.monitor.config import MonitorConfig
@@ -37,6 +38,20 @@ _LIST = re.compile(r"(^|\n)\s*([*+-]|\d+\.)\s")
 _HEADING = re.compile(r"(^|\n)#+\s")
 _QUOTE = re.compile(r"(^|\n)>\s")
 _DIVIDER = re.compile(r"[-_=*+\u2500-\u257f]+")
+
+
+def follow(state: dict[str, Any], step: Mapping[str, Any], index: int,
+           config: MonitorConfig) -> None:
+    """The step's part in the streamed message: a ``text_chunk`` joins it (opening one), any
+    other step ends it."""
+    if step.get("kind") != "text_chunk":
+        state["stream"] = None
+        return
+    if state["stream"] is None:
+        state["stream"] = new_stream()
+    text = step.get("text")
+    if config.on("content_loop"):
+        add_chunk(state["stream"], text if isinstance(text, str) else "", index, config)
 
 
 def new_stream() -> dict[str, Any]:

@@ -215,15 +215,7 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
     history = config.values["history_size"]
     while len(entries) > history:
         remove(keys, entries.pop(0))
-    if kind == "text_chunk":
-        if state["stream"] is None:
-            state["stream"] = content.new_stream()
-        text = step.get("text")
-        if config.on("content_loop"):
-            content.add_chunk(state["stream"], text if isinstance(text, str) else "", index,
-                              config)
-    else:
-        state["stream"] = None  # any other step ends the streamed message
+    content.follow(state, step, index, config)
     return state, recommend(state, evaluate(state, config), config)
 
 
