@@ -10,12 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from loopsense import jsonio
-from loopsense.errors import LoopsenseError, error_envelope
+from loopsense.errors import ConfigurationError, LoopsenseError, error_envelope
 from loopsense.platform.catalog import playbook_names
-from loopsense.settings import ConfigurationError
 
-# Commands import what they use: Powertools' tracer alone costs about a second to import, and
-# the operator commands need none of it.
+# Commands import what they use: a skill needs neither the settings nor the store, and the
+# operator commands need no skill.
 
 
 def _read(path: str) -> bytes:

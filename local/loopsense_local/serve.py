@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopsense_local.aws_env import is_loopback_host, use_local_store
-from loopsense_local.tables import use_local_tables
 
 # A well-known key for the local development tenant only (like LocalStack's "test"): it makes
 # the README's curl line work verbatim. Never use it against a real deployment.
@@ -49,6 +48,8 @@ def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")  # no X-Ray daemon locally
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "1")  # no CloudWatch to read EMF
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # any region, for a local store
+    from loopsense_local.tables import use_local_tables  # the settings: not for the CLI's parser
+
     use_local_store(store_endpoint)
     use_local_tables()  # the server creates its tables: their local names, unless set
 

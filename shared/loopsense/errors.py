@@ -142,6 +142,11 @@ class LoopsenseError(Exception):
         return self.retry_after if self.retry_after is not None else DEFAULT_RETRY_AFTER
 
 
+class ConfigurationError(RuntimeError):
+    """The environment lacks a setting, or holds an invalid one: raised at cold start (kept
+    here, beside the others, so the CLI catches it without importing the settings)."""
+
+
 def validation_error(path: str, issue: str, code: str = "VALIDATION_ERROR") -> LoopsenseError:
     return LoopsenseError(code, f"{path}: {issue}", [Detail(path, issue)])
 

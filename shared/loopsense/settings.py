@@ -13,11 +13,9 @@ from typing import Literal
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from loopsense.errors import ConfigurationError
+
 ENV_PREFIX = "LOOPSENSE_"
-
-
-class ConfigurationError(RuntimeError):
-    """The environment lacks a setting, or holds an invalid one: raised at cold start."""
 
 
 class Settings(BaseSettings):

@@ -69,3 +69,32 @@ def test_installed_command_reads_stdin():
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["loopDetected"] is True
     assert done.stderr == b""
+
+
+def test_many_calls_in_one_process_print_only_their_answers(capsys, tmp_path):
+    """Powertools prints a metric's values on stdout once it holds a hundred; a skill called
+    in-process (the CLI, the package imported) records none, so stdout is a clean JSON pipe."""
+    from loopsense.platform.catalog import find_skill
+    from loopsense.platform.skill_call import call_skill
+
+    for i in range(120):  # the library: a hundred and twenty calls, nothing printed
+        assert call_skill(find_skill("agent.loop_detect"), LOOP, f"r{i}")["output"]["loopDetected"]
+    assert capsys.readouterr().out == ""
+    path = tmp_path / "input.json"
+    path.write_text(json.dumps(LOOP))
+    for _ in range(110):  # the CLI, run in one process: one answer a line, nothing else
+        assert main(["execute", "agent.loop_detect", str(path)]) == 0
+    outs = capsys.readouterr().out.splitlines()
+    assert len(outs) == 110
+    assert all(json.loads(line)["loopDetected"] is True for line in outs)
+
+
+def test_a_local_call_loads_no_xray_sdk():
+    """The X-Ray SDK (a quarter of a second of `loopsense execute`'s start) serves Lambda's
+    tracer only; a local call never imports it."""
+    code = ("import sys, json; from loopsense_local.cli import main; "
+            "main(['execute', 'agent.loop_detect', '-']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'aws_xray_sdk'))")
+    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(LOOP).encode(),
+                          capture_output=True, check=True, timeout=60)
+    assert done.stdout.decode().splitlines()[-1] == "[]"

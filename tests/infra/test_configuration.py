@@ -65,7 +65,7 @@ def test_a_missing_table_variable_fails_the_cold_start_naming_it(function):
     failed = cold_start(function, env)
     assert failed.returncode != 0 and "imported" not in failed.stdout
     last = failed.stderr.strip().splitlines()[-1]
-    assert last == f"loopsense.settings.ConfigurationError: loopsense configuration: {missing} " \
+    assert last == f"loopsense.errors.ConfigurationError: loopsense configuration: {missing} " \
                    "is not set", failed.stderr
 
 

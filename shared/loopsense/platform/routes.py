@@ -16,7 +16,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from loopsense.errors import LoopsenseError
-from loopsense.observability import logger, metrics
+from loopsense.observability import add_metric, logger
 from loopsense.platform.auth import Identity, identity_from_context
 from loopsense.platform.http import Request, error_response, json_response, request_from_event
 
@@ -41,9 +41,9 @@ def answer(route: str, request: Request, handler: Handler) -> dict[str, Any]:
         return error_response(LoopsenseError("INTERNAL_ERROR", "unexpected failure"),
                               request.request_id)
     finally:
-        metrics.add_metric(name=f"{route}.requests", unit=MetricUnit.Count, value=1)
+        add_metric(f"{route}.requests", MetricUnit.Count, 1)
         if code != "OK":
-            metrics.add_metric(name=f"{route}.errors", unit=MetricUnit.Count, value=1)
+            add_metric(f"{route}.errors", MetricUnit.Count, 1)
         logger.info(route, extra={
             **log, "code": code, "body_bytes": len(request.body),
             "request_id": request.request_id,

@@ -13,7 +13,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from loopsense.errors import LoopsenseError, error_envelope
-from loopsense.observability import lambda_entry, logger, metrics
+from loopsense.observability import add_metric, lambda_entry, logger
 from loopsense.platform.catalog import Skill
 
 
@@ -46,9 +46,8 @@ def call_skill(skill: Skill, raw_input: Any, request_id: str,
             "request_id": request_id,
         },
     )
-    metrics.add_metric(name="SkillDuration", unit=MetricUnit.Milliseconds, value=duration_ms)
-    metrics.add_metric(name="SkillErrors" if code != "OK" else "SkillSuccesses",
-                       unit=MetricUnit.Count, value=1)
+    add_metric("SkillDuration", MetricUnit.Milliseconds, duration_ms)
+    add_metric("SkillErrors" if code != "OK" else "SkillSuccesses", MetricUnit.Count, 1)
     return result
 
 
