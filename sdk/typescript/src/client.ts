@@ -3,9 +3,14 @@
 import { randomUUID } from "node:crypto";
 
 import { ConnectionError, LoopsenseError, RequestTimeoutError, errorFromResponse } from "./errors.js";
-import { Telemetry } from "./telemetry.js";
+import { FailureGroups } from "./failureGroups.js";
+import { EXECUTE, PLAYBOOK, TRACES, routePath } from "./routes.js";
+import type { Route } from "./routes.js";
+import { Runs } from "./runs.js";
+import { Settings } from "./settings.js";
+import { Executions, Telemetry } from "./telemetry.js";
 import type { TelemetryOptions } from "./telemetry.js";
-import type { ExecuteResponse, SkillKey, SkillMap } from "./types.js";
+import type { ExecuteResponse, Playbook, SkillKey, SkillMap } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
 export const SDK_VERSION = "0.1.0";
@@ -41,6 +46,20 @@ export interface ExecuteOptions {
   /** The skill version (default: the skill's current version). */
   version?: string;
   /** Default: a new random UUID per execute, reused by its retries. */
+  idempotencyKey?: string;
+  /** Cancels the call (no further attempts); the abort reason is thrown. */
+  signal?: AbortSignal;
+}
+
+/** One call of `Client.request`. */
+export interface RequestOptions {
+  /** The route's `{name}` parameters. */
+  params?: Record<string, string>;
+  /** Query parameters (undefined values left out). */
+  query?: Record<string, string | number | undefined>;
+  /** A JSON body (undefined: none). */
+  body?: unknown;
+  /** Sent on every attempt of this call: a retry after a lost answer is applied once. */
   idempotencyKey?: string;
   /** Cancels the call (no further attempts); the abort reason is thrown. */
   signal?: AbortSignal;
@@ -85,6 +104,13 @@ export class Client {
   readonly #random: () => number;
   readonly #now: () => number;
   readonly #headers: Record<string, string>;
+  /** The stateful runs API (runs.ts). */
+  readonly runs: Runs;
+  /** Telemetry ingestion, one batch per call (`telemetry()` buffers in the background). */
+  readonly executions: Executions;
+  readonly failureGroups: FailureGroups;
+  /** Severity routing, retention, detector thresholds, the time budget. */
+  readonly settings: Settings;
 
   constructor(options: ClientOptions = {}) {
     const env = typeof process === "undefined" ? {} : process.env;
@@ -102,6 +128,10 @@ export class Client {
     this.#random = options.random ?? Math.random;
     this.#now = options.now ?? (() => performance.now());
     this.#headers = { ...(options.headers ?? {}) };
+    this.runs = new Runs(this);
+    this.executions = new Executions(this);
+    this.failureGroups = new FailureGroups(this);
+    this.settings = new Settings(this);
   }
 
   /**
@@ -126,9 +156,36 @@ export class Client {
   async #execute(skillKey: string, input: unknown, options: ExecuteOptions): Promise<unknown> {
     const envelope: Record<string, unknown> = { skillKey, input };
     if (options.version !== undefined) envelope.version = options.version;
-    const body = JSON.stringify(envelope);
-    const headers = this.#requestHeaders(options.idempotencyKey ?? randomUUID());
-    return parseAnswer(await this.#send("/v1/execute", body, headers, options.signal));
+    return this.request(EXECUTE, {
+      body: envelope, idempotencyKey: options.idempotencyKey ?? randomUUID(), signal: options.signal,
+    });
+  }
+
+  /** GET /v1/playbooks/{name}: what to do about a finding (its `playbook`). */
+  async playbook(name: string, signal?: AbortSignal): Promise<Playbook> {
+    return (await this.request(PLAYBOOK, { params: { name }, signal })) as Playbook;
+  }
+
+  /**
+   * POST /v1/traces: an OTLP/HTTP export in OTLP JSON (`{resourceSpans: [...]}`), for a pipeline
+   * that already holds one (an OpenTelemetry exporter needs no SDK). OTLP's `{partialSuccess}`.
+   */
+  async exportTraces(exportJson: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return (await this.request(TRACES, { body: exportJson, signal })) as Record<string, unknown>;
+  }
+
+  /**
+   * One call of a route with this client's retries, deadline and (when given) one
+   * Idempotency-Key for all attempts: the answer's JSON. Throws a LoopsenseError subclass.
+   */
+  async request(route: Route, options: RequestOptions = {}): Promise<unknown> {
+    let path = routePath(route, options.params);
+    const query = Object.entries(options.query ?? {}).filter(
+      (entry): entry is [string, string | number] => entry[1] !== undefined);
+    if (query.length > 0) path += "?" + new URLSearchParams(query.map(([k, v]): [string, string] => [k, String(v)])).toString();
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const headers = this.#requestHeaders(options.idempotencyKey);
+    return parseAnswer(await this.#send(route.method, path, body, headers, options.signal));
   }
 
   /**
@@ -144,7 +201,7 @@ export class Client {
    * Idempotency-Key for all attempts; the answer's JSON. Throws a LoopsenseError subclass.
    */
   async postJson(path: string, body: unknown, idempotencyKey?: string): Promise<unknown> {
-    return parseAnswer(await this.#send(path, JSON.stringify(body), this.#requestHeaders(idempotencyKey)));
+    return parseAnswer(await this.#send("POST", path, JSON.stringify(body), this.#requestHeaders(idempotencyKey)));
   }
 
   /** The wait before retry `retry` (1 for the first), as the client's own retries wait. */
@@ -166,14 +223,16 @@ export class Client {
     return headers;
   }
 
-  async #send(path: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Answer> {
+  async #send(
+    method: string, path: string, body: string | undefined, headers: Record<string, string>, signal?: AbortSignal,
+  ): Promise<Answer> {
     const started = this.#now();
     const deadline = started + this.deadlineMs;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       let error: LoopsenseError;
       try {
-        return await this.#attempt(path, body, headers, deadline, signal);
+        return await this.#attempt(method, path, body, headers, deadline, signal);
       } catch (caught) {
         if (!(caught instanceof LoopsenseError)) throw caught;
         error = caught;
@@ -189,7 +248,7 @@ export class Client {
   }
 
   async #attempt(
-    path: string, body: string, headers: Record<string, string>, deadline: number, signal?: AbortSignal,
+    method: string, path: string, body: string | undefined, headers: Record<string, string>, deadline: number, signal?: AbortSignal,
   ): Promise<Answer> {
     const remaining = deadline - this.#now();
     const budget = Math.min(this.timeoutMs, remaining);
@@ -205,7 +264,7 @@ export class Client {
     const timer = setTimeout(() => controller.abort(TIMED_OUT), budget);
     try {
       const response = await this.#fetch(this.baseUrl + path, {
-        method: "POST", headers, body, signal: controller.signal,
+        method, headers, body, signal: controller.signal,
       });
       const text = await response.text();
       if (response.ok) return { status: response.status, text };

@@ -1,6 +1,13 @@
 export { Client, backoffDelay, DEFAULT_BASE_URL, SDK_VERSION } from "./client.js";
-export type { BackoffOptions, ClientOptions, ExecuteOptions } from "./client.js";
-export { Telemetry } from "./telemetry.js";
+export type { BackoffOptions, ClientOptions, ExecuteOptions, RequestOptions } from "./client.js";
+export { Executions, Telemetry } from "./telemetry.js";
+export { Runs } from "./runs.js";
+export type { CallOptions, KeyedOptions } from "./runs.js";
+export { FailureGroups } from "./failureGroups.js";
+export type { FailureGroupFilter } from "./failureGroups.js";
+export { Settings } from "./settings.js";
+export { ROUTES, routePath } from "./routes.js";
+export type { Route } from "./routes.js";
 export type { TelemetryOptions } from "./telemetry.js";
 export {
   AuthenticationError, ConflictError, ConnectionError, ERROR_CLASSES, ExecutionTimeoutError,

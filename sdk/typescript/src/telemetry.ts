@@ -21,6 +21,35 @@ import { randomUUID } from "node:crypto";
 
 import type { Client } from "./client.js";
 import { LoopsenseError } from "./errors.js";
+import { EXECUTION_END, EXECUTION_EVENTS } from "./routes.js";
+import type { EventsAccepted, ExecutionEnded } from "./types.js";
+
+/** `client.executions`: the ingestion routes one request at a time (Telemetry sends through
+ * these). */
+export class Executions {
+  readonly #client: Client;
+
+  constructor(client: Client) {
+    this.#client = client;
+  }
+
+  /** Add a batch of 1..500 events; the same batch again (same Idempotency-Key, a random UUID per
+   * call unless given, or the same seq) is acknowledged as a duplicate and counted once. */
+  async events(executionId: string, events: Record<string, unknown>[],
+    options: { seq?: number; idempotencyKey?: string; signal?: AbortSignal } = {}): Promise<EventsAccepted> {
+    const body: Record<string, unknown> = { events };
+    if (options.seq !== undefined) body.seq = options.seq;
+    return (await this.#client.request(EXECUTION_EVENTS, {
+      params: { executionId }, body, idempotencyKey: options.idempotencyKey ?? randomUUID(), signal: options.signal,
+    })) as EventsAccepted;
+  }
+
+  /** Mark the execution finished; a second end answers alreadyEnded. */
+  async end(executionId: string, options: { durationMs?: number; signal?: AbortSignal } = {}): Promise<ExecutionEnded> {
+    const body = options.durationMs === undefined ? {} : { durationMs: options.durationMs };
+    return (await this.#client.request(EXECUTION_END, { params: { executionId }, body, signal: options.signal })) as ExecutionEnded;
+  }
+}
 
 export interface TelemetryOptions {
   /** Events per batch, 1..500. Default 50. */
@@ -45,7 +74,6 @@ export class Telemetry {
   /** Events lost: the buffer was full, or their batch was refused by the service. */
   dropped = 0;
   readonly #client: Client;
-  readonly #path: string;
   readonly #batchSize: number;
   readonly #intervalMs: number;
   readonly #maxBuffered: number;
@@ -70,7 +98,6 @@ export class Telemetry {
     }
     this.executionId = executionId;
     this.#client = client;
-    this.#path = `/v1/executions/${encodeURIComponent(executionId)}`;
     this.#batchSize = batchSize;
     this.#intervalMs = intervalMs;
     this.#maxBuffered = maxBuffered;
@@ -135,9 +162,8 @@ export class Telemetry {
     const flushed = await this.flush(options.timeoutMs ?? 10_000);
     this.close();
     if (!flushed) return false;
-    const body = options.durationMs === undefined ? {} : { durationMs: options.durationMs };
     try {
-      await this.#client.postJson(`${this.#path}/end`, body);
+      await this.#client.executions.end(this.executionId, { durationMs: options.durationMs });
       return true;
     } catch {
       return false;
@@ -172,7 +198,7 @@ export class Telemetry {
       const key = randomUUID();
       for (let failures = 0; ; failures++) {
         try {
-          await this.#client.postJson(`${this.#path}/events`, { events: batch }, key);
+          await this.#client.executions.events(this.executionId, batch, { idempotencyKey: key });
           break;
         } catch (error) {
           if (error instanceof LoopsenseError && error.retryable && !this.#closed) {

@@ -297,3 +297,215 @@ export interface ExecuteResponse<K extends string = string> {
   output: SkillOutput<K>;
   billing: Billing;
 }
+
+// ---- the runs API (docs/runs.md, docs/recover.md) -------------------------------------------
+
+export interface Retention {
+  days: number;
+  /** ISO-8601, UTC. */
+  expiresAt: string;
+}
+
+/** POST /v1/runs/{runId}/agents. */
+export interface RunAgent {
+  runId: string;
+  agentId: string;
+  role?: string | null;
+  objectiveDimensions?: number | null;
+  /** Steps applied so far (registering again keeps the state). */
+  sequence: number;
+  retention?: Retention;
+}
+
+/** POST /v1/runs/{runId}/steps: the verdict after the batch's last step. While the monitor is
+ * off (`monitor_disabled`) only `accepted` is meaningful. */
+export interface StepsResult {
+  runId: string;
+  agentId: string;
+  accepted: number;
+  monitor_disabled?: boolean;
+  signals?: { repeated: boolean; stagnant: boolean; drift_score: number; novelty_score: number };
+  findings?: RunFinding[];
+  recommendation?: RunRecommendation;
+  firstIndex?: number;
+  sequence?: number;
+  segmentStart?: number;
+  executionId?: string;
+  billing?: Billing;
+  retention?: Retention;
+}
+
+/** GET /v1/runs/{runId}/signal: the agent's verdict now (re-reading it counts nothing). */
+export interface SignalResult {
+  runId: string;
+  agentId: string;
+  monitor_disabled?: boolean;
+  signal: RunSignal;
+  sequence?: number;
+  segmentStart?: number;
+  retention?: Retention;
+}
+
+/** POST /v1/runs/{runId}/reset. */
+export interface RunReset {
+  runId: string;
+  reset: { agentId: string; segmentStart: number }[];
+}
+
+/** PUT /v1/runs/{runId}/config. */
+export interface RunConfig {
+  runId: string;
+  config: RunMonitorConfig;
+  retention?: Retention;
+}
+
+/** PUT /v1/runs/{runId}/memory/{key}. */
+export interface MemoryWrite {
+  runId: string;
+  key: string;
+  /** false: it replaced the key's value. */
+  created: boolean;
+  retention?: Retention;
+}
+
+/** A lesson: the agent's own (kind `lesson`) or a snapshot's (`loop_detected`,
+ * `replaced_by_restore`). */
+export interface Lesson {
+  lessonId: string;
+  kind: string;
+  text: string;
+  tags: string[];
+  createdAt: string;
+  snapshotId?: string | null;
+}
+
+/** One entry of the run's event log: `seq`, `type`, `at` and its details. */
+export interface RunEvent {
+  seq: number;
+  type: string;
+  at: string;
+  [detail: string]: unknown;
+}
+
+/** POST /v1/runs/{runId}/circuit-break. */
+export interface CircuitBreak {
+  runId: string;
+  broken: boolean;
+  snapshot_id: string;
+  summary: { entries: number; reason: string };
+  agentsReset?: string[];
+  retention?: Retention;
+}
+
+/** POST /v1/runs/{runId}/snapshots/{snapshotId}/restore. */
+export interface Restore {
+  runId: string;
+  snapshotId: string;
+  entries: number;
+  replaced: { snapshotId: string; entries: number };
+  retention?: Retention;
+}
+
+/** POST /v1/runs/{runId}/context: the briefing of a fresh attempt. */
+export interface Briefing {
+  runId: string;
+  context_block: string;
+  items: { type: string; id: string; tokens: number; [field: string]: unknown }[];
+  tokens: number;
+  max_token_budget: number;
+}
+
+// ---- telemetry ingestion and failure groups (docs/failure-groups.md) ------------------------
+
+export interface EventsAccepted {
+  executionId: string;
+  seq: number;
+  accepted: number;
+  /** The same batch again (Idempotency-Key or seq): counted once. */
+  duplicate: boolean;
+  fired: string[];
+}
+
+export interface ExecutionEnded {
+  executionId: string;
+  ended: boolean;
+  alreadyEnded: boolean;
+  fired: string[];
+}
+
+export type Severity = "critical" | "warning" | "info";
+export type FailureGroupClass = "loops" | "semantic_loop";
+
+export interface FailureGroup {
+  signature: string;
+  class: FailureGroupClass;
+  sub: string;
+  /** The tenant's routing of the class, applied when read. */
+  severity: Severity;
+  executions: number;
+  firstSeen: string;
+  lastSeen: string;
+  playbook: string;
+}
+
+export interface FailureGroupPage {
+  items: FailureGroup[];
+  nextCursor: string | null;
+}
+
+/** GET /v1/playbooks/{name}. */
+export interface Playbook {
+  name: string;
+  title: string;
+  markdown: string;
+}
+
+export interface FailureGroupDetail {
+  group: FailureGroup;
+  /** The 20 most recent. */
+  executions: { executionId: string; firedAt: string }[];
+  playbook: Playbook;
+  canonicalState: string | null;
+}
+
+// ---- tenant settings (docs/failure-groups.md, docs/thresholds.md) ---------------------------
+
+export interface SeverityRouting {
+  loops?: Severity;
+  semantic_loop?: Severity;
+}
+
+export interface TelemetrySettings {
+  /** 1..365. */
+  telemetry_retention_days?: number;
+  /** 1..730. */
+  group_retention_days?: number;
+}
+
+export interface DetectorThreshold {
+  value: number | boolean;
+  default: number | boolean;
+  min: number | boolean;
+  max: number | boolean;
+  type: "integer" | "number" | "boolean";
+  /** Your own setting; null: the default applies. */
+  configured: number | boolean | null;
+  used_by: string;
+}
+
+export interface DetectorThresholds {
+  plan: string;
+  thresholds: Record<string, DetectorThreshold>;
+}
+
+/** A PUT /v1/detector-thresholds: any subset of the names; null goes back to the default. */
+export type DetectorThresholdsUpdate = Record<string, number | boolean | null>;
+
+export interface TimeBudgetConfig {
+  time_budget_ms: number;
+  max_time_budget_ms: number;
+  plan: string;
+  configured_time_budget_ms: number | null;
+  default_time_budget_ms: number;
+  clamped: boolean;
+}

@@ -1,6 +1,7 @@
-"""loopsense SDK for Python: ``Client.execute``, ``Client.runs`` (the stateful runs API), typed
-errors, safe retries, and the semantic_loop canonical form computed locally. Standard library
-only.
+"""loopsense SDK for Python: ``Client.execute``, ``Client.runs`` (the stateful runs API),
+``client.executions``, ``client.failure_groups``, ``client.settings`` (every route:
+routes.py), typed errors, safe retries, and the semantic_loop canonical form computed locally.
+Standard library only.
 
     from loopsense_sdk import Client
 
@@ -53,6 +54,8 @@ from loopsense_sdk.errors import (  # noqa: E402
     UnavailableError,
     ValidationError,
 )
+from loopsense_sdk.failure_groups import FailureGroups  # noqa: E402
+from loopsense_sdk.routes import ROUTES, Route  # noqa: E402
 from loopsense_sdk.runs import (  # noqa: E402
     AgentReset,
     Briefing,
@@ -70,10 +73,20 @@ from loopsense_sdk.runs import (  # noqa: E402
     Signal,
     StepsResult,
 )
-from loopsense_sdk.telemetry import Telemetry  # noqa: E402
+from loopsense_sdk.settings import Settings  # noqa: E402
+from loopsense_sdk.telemetry import Executions, Telemetry  # noqa: E402
 from loopsense_sdk.types import (  # noqa: E402
     Billing,
+    DetectorThreshold,
+    DetectorThresholds,
+    DetectorThresholdsUpdate,
+    EventsAccepted,
     ExecuteResponse,
+    ExecutionEnded,
+    FailureGroup,
+    FailureGroupDetail,
+    FailureGroupExecution,
+    FailureGroupPage,
     LoopDetectEvent,
     LoopDetectInput,
     LoopDetectOutput,
@@ -83,6 +96,7 @@ from loopsense_sdk.types import (  # noqa: E402
     LoopsOutput,
     LoopsStats,
     LoopsThresholds,
+    Playbook,
     RunFinding,
     RunMonitorConfig,
     RunMonitorInput,
@@ -98,11 +112,34 @@ from loopsense_sdk.types import (  # noqa: E402
     SemanticLoopInput,
     SemanticLoopOutput,
     SemanticLoopThresholds,
+    Severity,
+    SeverityRouting,
     SkillKey,
     TelemetryEvent,
+    TelemetrySettings,
+    TimeBudgetConfig,
 )
 
 __all__ = [
+    "DetectorThreshold",
+    "DetectorThresholds",
+    "DetectorThresholdsUpdate",
+    "EventsAccepted",
+    "ExecutionEnded",
+    "FailureGroup",
+    "FailureGroupDetail",
+    "FailureGroupExecution",
+    "FailureGroupPage",
+    "Playbook",
+    "Severity",
+    "SeverityRouting",
+    "TelemetrySettings",
+    "TimeBudgetConfig",
+    "Executions",
+    "FailureGroups",
+    "ROUTES",
+    "Route",
+    "Settings",
     "DEFAULT_BASE_URL",
     "APIConnectionError",
     "AgentReset",

@@ -18,6 +18,7 @@ Retries (``Client(max_attempts=4, deadline=30.0, backoff_base=0.2, backoff_max=5
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import logging
@@ -32,13 +33,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from loopsense_sdk import __version__
+from loopsense_sdk import routes as R
 from loopsense_sdk.errors import (
     APIConnectionError,
     LoopsenseError,
     RequestTimeoutError,
     error_from_response,
 )
+from loopsense_sdk.failure_groups import FailureGroups
 from loopsense_sdk.runs import Runs
+from loopsense_sdk.settings import Settings
+from loopsense_sdk.telemetry import Executions
 from loopsense_sdk.types import (
     ExecuteResponse,
     LoopDetectInput,
@@ -46,6 +51,7 @@ from loopsense_sdk.types import (
     LoopsInput,
     LoopsOutput,
     LoopsThresholds,
+    Playbook,
     RunMonitorConfig,
     RunMonitorInput,
     RunMonitorOutput,
@@ -165,6 +171,9 @@ class Client:
         self._random = random
         self._clock = clock
         self.runs = Runs(self._send)  # the stateful runs API (loopsense_sdk.runs)
+        self.executions = Executions(self._send)  # telemetry, one batch per call
+        self.failure_groups = FailureGroups(self._send)
+        self.settings = Settings(self._send)  # routing, retention, thresholds, time budget
 
     def __repr__(self) -> str:  # never the key
         return (f"Client(base_url={self.base_url!r}, timeout={self.timeout}, "
@@ -214,8 +223,26 @@ class Client:
         if version is not None:
             envelope["version"] = version
         key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
-        answer = self._send("POST", "/v1/execute", envelope, {"Idempotency-Key": key})
+        answer = self._send(R.EXECUTE.method, R.EXECUTE.path(), envelope, {"Idempotency-Key": key})
         return cast(ExecuteResponse[Any], answer)
+
+    def playbook(self, name: str) -> Playbook:
+        """``GET /v1/playbooks/{name}``: what to do about a finding (a finding's or a failure
+        group's ``playbook``); ``NotFoundError`` (PLAYBOOK_NOT_FOUND) for another name."""
+        return cast(Playbook, self._send(R.PLAYBOOK.method, R.PLAYBOOK.path(name=name), None, {}))
+
+    def export_traces(self, export: Mapping[str, Any], *, compress: bool = False,
+                      ) -> dict[str, Any]:
+        """``POST /v1/traces``: an OTLP/HTTP export in OTLP JSON (``{"resourceSpans": [...]}``),
+        gzipped with ``compress``, for a pipeline that already holds one; an OpenTelemetry
+        exporter needs no SDK at all (docs/failure-groups.md). The answer: OTLP's
+        ``{"partialSuccess": {...}}``. A malformed export is a ``ValidationError`` (400)."""
+        data = _json_bytes(export)
+        headers = {"Content-Type": "application/json"}
+        if compress:
+            data = gzip.compress(data)
+            headers["Content-Encoding"] = "gzip"
+        return cast(dict[str, Any], self._send(R.TRACES.method, R.TRACES.path(), data, headers))
 
     # ---- one helper per v1 skill --------------------------------------------------------------
     def loop_detect(self, events: Sequence[Mapping[str, Any]], *, window: int | None = None,
@@ -292,8 +319,7 @@ class Client:
               extra_headers: Mapping[str, str]) -> Any:
         """One call with a JSON body (None: no body; bytes: sent as they are), retried by
         ``_call``'s rules."""
-        data = body if isinstance(body, bytes) else None if body is None else json.dumps(
-            body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        data = body if isinstance(body, bytes) else None if body is None else _json_bytes(body)
         return self._call(method, path, data, extra_headers)
 
     def _call(self, method: str, path: str, body: bytes | None,
@@ -334,6 +360,11 @@ class Client:
             log.debug("loopsense: %s on attempt %d; retrying in %.3f s", error.code, attempt,
                       delay)
             self._sleep(delay)
+
+
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False,
+                      separators=(",", ":")).encode("utf-8")
 
 
 def _put(payload: dict[str, Any], name: str, value: Any) -> None:

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Unpack, cast
 
+from loopsense_sdk import routes as R
+from loopsense_sdk.routes import Route
 from loopsense_sdk.types import RunFinding, RunMonitorConfig, RunRule, RunStep
 
 __all__ = ["AgentReset", "Briefing", "CircuitBreak", "Finding", "Lesson", "MemoryWrite",
@@ -343,7 +345,7 @@ class Runs:
             body["role"] = role
         if objective_embedding is not None:
             body["objectiveEmbedding"] = list(objective_embedding)
-        return RunAgent.of(self._send("POST", run_id, "agents", body))
+        return RunAgent.of(self._send(R.RUN_AGENTS, body, runId=run_id))
 
     def steps(self, run_id: str, steps: Sequence[RunStep], *, agent_id: str | None = None,
               idempotency_key: str | None = None) -> StepsResult:
@@ -352,24 +354,25 @@ class Runs:
         Idempotency-Key (a uuid4, or yours) makes a retried batch apply and charge once."""
         batch = [dict(step) if agent_id is None else {"agentId": agent_id, **step}
                  for step in steps]
-        return StepsResult.of(self._send("POST", run_id, "steps", {"steps": batch},
+        return StepsResult.of(self._send(R.RUN_STEPS, {"steps": batch}, runId=run_id,
                                          headers=_keyed(idempotency_key)))
 
     def signal(self, run_id: str, *, agent_id: str) -> Signal:
         """The agent's verdict now: ``RunAgentNotFoundError`` if the run has no such agent."""
-        return Signal.of(self._send("GET", run_id, "signal", query={"agentId": agent_id}))
+        return Signal.of(self._send(R.RUN_SIGNAL, runId=run_id,
+                                         query={"agentId": agent_id}))
 
     def reset(self, run_id: str, *, agent_id: str | None = None) -> RunReset:
         """A reset point (segment, nudge counts, last recommendation emptied; the step count
         goes on) for one agent, or for every agent of the run."""
         body = {"agentId": agent_id} if agent_id is not None else {}
-        return RunReset.of(self._send("POST", run_id, "reset", body))
+        return RunReset.of(self._send(R.RUN_RESET, body, runId=run_id))
 
     def config(self, run_id: str, **settings: Unpack[RunMonitorConfig]) -> RunConfig:
         """Set the run's config (agent.run_monitor's ``config`` names and bounds, without
         ``objective_embedding``: objectives are per agent, ``register``); it replaces the
         previous one and applies to every agent from its next step."""
-        return RunConfig.of(self._send("PUT", run_id, "config", dict(settings)))
+        return RunConfig.of(self._send(R.RUN_CONFIG, dict(settings), runId=run_id))
 
     # working memory and lessons ------------------------------------------------------------
     def put_memory(self, run_id: str, key: str, value: Any) -> MemoryWrite:
@@ -377,34 +380,34 @@ class Runs:
         ``A-Z a-z 0-9 . _ : -``); a run holds at most 10,000 (``RUN_MEMORY_FULL``)."""
         # the body is the value itself; None is sent as JSON null (None means no body)
         body = b"null" if value is None else value
-        return MemoryWrite.of(self._send("PUT", run_id, f"memory/{_segment(key)}", body))
+        return MemoryWrite.of(self._send(R.RUN_MEMORY_PUT, body, runId=run_id, key=key))
 
     def get_memory(self, run_id: str, key: str) -> Any:
         """The value under ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
-        return self._send("GET", run_id, f"memory/{_segment(key)}")["value"]
+        return self._send(R.RUN_MEMORY_GET, runId=run_id, key=key)["value"]
 
     def delete_memory(self, run_id: str, key: str) -> None:
         """Delete ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
-        self._send("DELETE", run_id, f"memory/{_segment(key)}")
+        self._send(R.RUN_MEMORY_DELETE, runId=run_id, key=key)
 
     def memory(self, run_id: str) -> dict[str, Any]:
         """All of working memory, ``{key: value}`` in key order."""
-        return self._entries(run_id, "memory")
+        return self._entries(R.RUN_MEMORY, "entries", runId=run_id)
 
     def add_lesson(self, run_id: str, text: str, *, tags: Sequence[str] = (),
                    kind: str = "lesson") -> Lesson:
         """Add a lesson (it outlives circuit breaks; the briefing ranks it by relevance)."""
-        return Lesson.of(self._send("POST", run_id, "lessons",
-                                    {"text": text, "tags": list(tags), "kind": kind}))
+        body = {"text": text, "tags": list(tags), "kind": kind}
+        return Lesson.of(self._send(R.RUN_LESSONS_ADD, body, runId=run_id))
 
     def lessons(self, run_id: str) -> tuple[Lesson, ...]:
         """Every lesson of the run, oldest first."""
-        return tuple(Lesson.of(x) for page in self._pages(run_id, "lessons")
+        return tuple(Lesson.of(x) for page in self._pages(R.RUN_LESSONS, runId=run_id)
                      for x in page["lessons"])
 
     def events(self, run_id: str) -> tuple[dict[str, Any], ...]:
         """The run's event log, oldest first: ``{"seq", "type", "at", ...its details}``."""
-        return tuple(x for page in self._pages(run_id, "events") for x in page["events"])
+        return tuple(x for page in self._pages(R.RUN_EVENTS, runId=run_id) for x in page["events"])
 
     # the circuit break, snapshots, the briefing ------------------------------------------
     def circuit_break(self, run_id: str, *, reason: str, agent_id: str | None = None,
@@ -414,55 +417,49 @@ class Runs:
         body: dict[str, Any] = {"reason": reason}
         if agent_id is not None:
             body["agentId"] = agent_id
-        return CircuitBreak.of(self._send("POST", run_id, "circuit-break", body,
+        return CircuitBreak.of(self._send(R.RUN_CIRCUIT_BREAK, body, runId=run_id,
                                           headers=_keyed(idempotency_key)))
 
     def snapshot(self, run_id: str, snapshot_id: str) -> dict[str, Any]:
         """The working memory a break (or a restore) saved, ``{key: value}`` in key order;
         ``NotFoundError`` (RUN_SNAPSHOT_NOT_FOUND) for an id this run never returned."""
-        return self._entries(run_id, f"snapshots/{_segment(snapshot_id)}")
+        return self._entries(R.RUN_SNAPSHOT, "entries", runId=run_id, snapshotId=snapshot_id)
 
     def restore(self, run_id: str, snapshot_id: str, *,
                 idempotency_key: str | None = None) -> Restore:
         """Replace working memory with the snapshot's; the replaced memory is kept as a
         snapshot of its own."""
-        return Restore.of(self._send("POST", run_id, f"snapshots/{_segment(snapshot_id)}/restore",
-                                     {}, headers=_keyed(idempotency_key)))
+        return Restore.of(self._send(R.RUN_RESTORE, {}, runId=run_id, snapshotId=snapshot_id,
+                                     headers=_keyed(idempotency_key)))
 
     def context(self, run_id: str, *, query: str, max_token_budget: int = 1500) -> Briefing:
         """The briefing of a fresh attempt: the latest snapshot and the lessons most relevant
         to ``query``, within ``max_token_budget`` tokens."""
-        return Briefing.of(self._send("POST", run_id, "context",
-                                      {"query": query, "max_token_budget": max_token_budget}))
+        body = {"query": query, "max_token_budget": max_token_budget}
+        return Briefing.of(self._send(R.RUN_CONTEXT, body, runId=run_id))
 
-    def _pages(self, run_id: str, route: str) -> Iterator[dict[str, Any]]:
+    def _pages(self, route: Route, **params: str) -> Iterator[dict[str, Any]]:
         query = {"limit": "1000"}
         while True:
-            page = self._send("GET", run_id, route, query=query)
+            page = self._send(route, None, params, query=query)
             yield page
             if page.get("next") is None:
                 return
             query = {"limit": "1000", "after": str(page["next"])}
 
-    def _entries(self, run_id: str, route: str) -> dict[str, Any]:
+    def _entries(self, route: Route, field: str, **params: str) -> dict[str, Any]:
         entries: dict[str, Any] = {}
-        for page in self._pages(run_id, route):
-            entries.update(page["entries"])
+        for page in self._pages(route, **params):
+            entries.update(page[field])
         return entries
 
-    def _send(self, method: str, run_id: str, route: str, body: Any = None, *,
-              query: Mapping[str, str] | None = None,
-              headers: Mapping[str, str] | None = None) -> dict[str, Any]:
-        path = f"/v1/runs/{_segment(run_id)}/{route}"
+    def _send(self, route: Route, body: Any = None, params: Mapping[str, str] | None = None, *,
+              query: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
+              **path_params: str) -> dict[str, Any]:
+        path = route.path(**{**(params or {}), **path_params})
         if query:
             path += "?" + urllib.parse.urlencode(query)
-        return cast(dict[str, Any], self._send_json(method, path, body, headers or {}))
-
-
-def _segment(value: str) -> str:
-    # run ids, memory keys, snapshot ids are A-Z a-z 0-9 . _ : - : anything else is quoted (one
-    # path segment, never a path) and refused by the server, naming the field
-    return urllib.parse.quote(value, safe=":")
+        return cast(dict[str, Any], self._send_json(route.method, path, body, headers or {}))
 
 
 def _keyed(idempotency_key: str | None) -> dict[str, str]:

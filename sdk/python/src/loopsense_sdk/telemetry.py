@@ -26,20 +26,51 @@ import threading
 import time
 import uuid
 from collections import deque
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
+from loopsense_sdk import routes as R
 from loopsense_sdk.errors import LoopsenseError
+from loopsense_sdk.types import EventsAccepted, ExecutionEnded
 
 if TYPE_CHECKING:
     from loopsense_sdk.client import Client
+    from loopsense_sdk.runs import Send
 
-__all__ = ["Telemetry"]
+__all__ = ["Executions", "Telemetry"]
 
 log = logging.getLogger("loopsense_sdk")
 
 MAX_BATCH = 500  # the server's limit per batch
 EXIT_FLUSH_S = 2.0
+
+
+class Executions:
+    """``client.executions``: the ingestion routes one request at a time (``Telemetry`` buffers
+    and sends through these)."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+
+    def events(self, execution_id: str, events: Sequence[Mapping[str, Any]], *,
+               seq: int | None = None, idempotency_key: str | None = None) -> EventsAccepted:
+        """Add a batch of 1..500 events; the same batch again (same Idempotency-Key, a uuid4
+        made per call unless given, or the same ``seq``) is acknowledged as a duplicate and
+        counted once."""
+        body: dict[str, Any] = {"events": list(events)}
+        if seq is not None:
+            body["seq"] = seq
+        key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
+        return cast(EventsAccepted, self._send(
+            R.EXECUTION_EVENTS.method, R.EXECUTION_EVENTS.path(executionId=execution_id), body,
+            {"Idempotency-Key": key}))
+
+    def end(self, execution_id: str, *, duration_ms: int | None = None) -> ExecutionEnded:
+        """Mark the execution finished (similar_call and time_budget are evaluated then); a
+        second end answers ``alreadyEnded``."""
+        body = {} if duration_ms is None else {"durationMs": duration_ms}
+        return cast(ExecutionEnded, self._send(
+            R.EXECUTION_END.method, R.EXECUTION_END.path(executionId=execution_id), body, {}))
 
 
 class Telemetry:
@@ -54,7 +85,7 @@ class Telemetry:
         self.execution_id = execution_id
         self.dropped = 0  # events lost: buffer full, or their batch refused by the service
         self._client = client
-        self._path = f"/v1/executions/{quote(execution_id, safe='')}"
+        self._executions = Executions(client._send)
         self._batch_size = batch_size
         self._interval = flush_interval
         self._max = max_buffered
@@ -123,9 +154,8 @@ class Telemetry:
         self.close()
         if not flushed:
             return False
-        body = {} if duration_ms is None else {"durationMs": duration_ms}
         try:
-            self._client._send("POST", f"{self._path}/end", body, {})
+            self._executions.end(self.execution_id, duration_ms=duration_ms)
         except LoopsenseError as error:
             log.debug("loopsense telemetry: end failed with %s", error.code)
             return False
@@ -173,8 +203,7 @@ class Telemetry:
     def _send(self, batch: list[dict[str, Any]], key: str) -> bool:
         """True when the batch is done with: applied, or refused for good (then dropped)."""
         try:
-            self._client._send("POST", f"{self._path}/events", {"events": batch},
-                               {"Idempotency-Key": key})
+            self._executions.events(self.execution_id, batch, idempotency_key=key)
         except LoopsenseError as error:
             if error.retryable:
                 log.debug("loopsense telemetry: %s; the batch waits", error.code)

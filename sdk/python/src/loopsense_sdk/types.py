@@ -1,4 +1,6 @@
-"""Typed inputs and outputs of the v1 skills, as they travel on the wire (camelCase kept).
+"""Typed inputs and outputs of the v1 skills and of the other routes (loopsense_sdk.routes), as
+they travel on the wire (camelCase kept). The runs API's answers are dataclasses of their own
+(loopsense_sdk.runs) built from these.
 
 TypedDicts: plain dicts at run time (``json.dumps`` them, index them), checked by mypy/pyright.
 The contracts are docs/skills/*.md of the loopsense repository.
@@ -10,6 +12,20 @@ from typing import Any, Generic, Literal, NotRequired, Required, TypedDict, Type
 
 __all__ = [
     "Billing",
+    "DetectorThreshold",
+    "DetectorThresholds",
+    "DetectorThresholdsUpdate",
+    "EventsAccepted",
+    "ExecutionEnded",
+    "FailureGroup",
+    "FailureGroupDetail",
+    "FailureGroupExecution",
+    "FailureGroupPage",
+    "Playbook",
+    "Severity",
+    "SeverityRouting",
+    "TelemetrySettings",
+    "TimeBudgetConfig",
     "ExecuteResponse",
     "LoopDetectEvent",
     "LoopDetectInput",
@@ -289,3 +305,107 @@ class RunMonitorOutput(RunSignal):
     steps: int
     segmentStart: int  # the first step of the current segment
     timeline: list[RunTimelineEntry]  # every step that had findings
+
+
+# ---- telemetry ingestion (POST /v1/executions/{executionId}/events, /end) ---------------------
+class EventsAccepted(TypedDict):
+    executionId: str
+    seq: int
+    accepted: int
+    duplicate: bool  # the same batch (Idempotency-Key or seq) again: counted once
+    fired: list[str]  # signatures this request recorded
+
+
+class ExecutionEnded(TypedDict):
+    executionId: str
+    ended: bool
+    alreadyEnded: bool
+    fired: list[str]
+
+
+# ---- failure groups (GET /v1/failure-groups, /v1/failure-groups/{signature}) ------------------
+Severity = Literal["critical", "warning", "info"]
+
+FailureGroup = TypedDict("FailureGroup", {
+    "signature": str,  # "loops/identical_call_1f0c2a9e", "semantic_loop:97a932d8"
+    "class": Literal["loops", "semantic_loop"],
+    "sub": str,
+    "severity": Severity,  # the tenant's routing of the class, applied when read
+    "executions": int,
+    "firstSeen": str,
+    "lastSeen": str,
+    "playbook": str,  # GET /v1/playbooks/{playbook}
+})
+
+
+class FailureGroupPage(TypedDict):
+    items: list[FailureGroup]  # newest lastSeen first
+    nextCursor: str | None
+
+
+class FailureGroupExecution(TypedDict):
+    executionId: str
+    firedAt: str
+
+
+class Playbook(TypedDict):
+    """GET /v1/playbooks/{name}."""
+
+    name: str
+    title: str
+    markdown: str
+
+
+class FailureGroupDetail(TypedDict):
+    group: FailureGroup
+    executions: list[FailureGroupExecution]  # the 20 most recent
+    playbook: Playbook
+    canonicalState: str | None  # semantic_loop: the revisited state while telemetry is kept
+
+
+# ---- tenant settings --------------------------------------------------------------------------
+class SeverityRouting(TypedDict, total=False):
+    """GET/PUT /v1/severity-routing (a PUT takes any subset; the answer has both)."""
+
+    loops: Severity
+    semantic_loop: Severity
+
+
+class TelemetrySettings(TypedDict, total=False):
+    """GET/PUT /v1/telemetry-settings (a PUT takes any subset; the answer has both)."""
+
+    telemetry_retention_days: int  # 1..365
+    group_retention_days: int  # 1..730
+
+
+class DetectorThreshold(TypedDict):
+    value: int | float | bool  # what the detectors apply today
+    default: int | float | bool
+    min: int | float | bool
+    max: int | float | bool  # time_budget_ms: the plan's cap
+    type: Literal["integer", "number", "boolean"]
+    configured: int | float | bool | None  # your own setting; None: the default applies
+    used_by: str
+
+
+class DetectorThresholds(TypedDict):
+    """GET/PUT /v1/detector-thresholds: every threshold, in the table's order."""
+
+    plan: str
+    thresholds: dict[str, DetectorThreshold]
+
+
+# A PUT /v1/detector-thresholds: any subset of the names GET lists (the telemetry detectors',
+# the run monitor's, run_retention_days, monitor_disabled); None goes back to the default.
+DetectorThresholdsUpdate = dict[str, int | float | bool | None]
+
+
+class TimeBudgetConfig(TypedDict):
+    """GET/PUT /v1/me/time-budget-config."""
+
+    time_budget_ms: int  # applied: the configured or default value, clamped to the plan's cap
+    max_time_budget_ms: int
+    plan: str
+    configured_time_budget_ms: int | None
+    default_time_budget_ms: int
+    clamped: bool
