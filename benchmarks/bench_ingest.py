@@ -154,10 +154,10 @@ class CountingClient:
 
 
 def writes_per_event(executions: int) -> tuple[float, float, int]:
-    from loopsense.platform.ingest import Ingestion
+    from loopsense.platform.telemetry.ingest import Ingestion
+    from loopsense.platform.telemetry.store import TelemetryStore
     from loopsense.settings import Settings
     from loopsense.store.dynamo import Dynamo
-    from loopsense.store.telemetry import TelemetryStore
     from loopsense_local.embedded import EmbeddedDynamoDB
     from loopsense_local.tables import create_tables
 
@@ -182,9 +182,9 @@ def writes_per_event(executions: int) -> tuple[float, float, int]:
 
 
 def fill_groups(endpoint: str, tenant: str, count: int) -> None:
+    from loopsense.platform.telemetry.store import Fire, TelemetryStore
     from loopsense.settings import Settings
     from loopsense.store.dynamo import Dynamo, make_client
-    from loopsense.store.telemetry import Fire, TelemetryStore
 
     store = TelemetryStore(Dynamo(make_client(Settings(dynamodb_endpoint=endpoint,
                                                        store_timeout_s=30))),

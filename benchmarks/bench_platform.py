@@ -96,8 +96,8 @@ class Client:
 def in_process(body: bytes) -> float:
     from loopsense import jsonio
     from loopsense.observability import metrics
-    from loopsense.platform.catalog import find_skill
-    from loopsense.platform.skill_call import call_skill
+    from loopsense.platform.access.catalog import find_skill
+    from loopsense.platform.execute.skill_handler import call_skill
 
     started = time.perf_counter()
     envelope = jsonio.loads(body)

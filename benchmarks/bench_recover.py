@@ -7,7 +7,7 @@ Run from the repository root:
     .venv/bin/python benchmarks/bench_recover.py            # the recorded run (under a minute)
     .venv/bin/python benchmarks/bench_recover.py --quick    # smoke run (do not quote)
 
-In-process: the service (loopsense.platform.recover) on the embedded DynamoDB engine with
+In-process: the service (loopsense.platform.runs.recover) on the embedded DynamoDB engine with
 template.yaml's tables, its client wrapped to count requests and the items of each transaction.
 
 1. The break at 10 and at 10,000 working-memory entries (two runs of one tenant, one agent
@@ -42,15 +42,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from harness import measure, table, verdict  # noqa: E402
 
-from loopsense.platform.auth import Identity  # noqa: E402
-from loopsense.platform.recover import Recover  # noqa: E402
-from loopsense.platform.runs import Runs  # noqa: E402
+from loopsense.platform.http.auth import Identity  # noqa: E402
+from loopsense.platform.runs.memory_store import HEAD  # noqa: E402
+from loopsense.platform.runs.monitor import Runs  # noqa: E402
+from loopsense.platform.runs.recover import Recover  # noqa: E402
+from loopsense.platform.runs.store import RunStore, partition  # noqa: E402
 from loopsense.settings import Settings  # noqa: E402
 from loopsense.store.accounts import Accounts, Plan  # noqa: E402
 from loopsense.store.dynamo import Dynamo, to_item  # noqa: E402
 from loopsense.store.metering import Metering  # noqa: E402
-from loopsense.store.run_memory import HEAD  # noqa: E402
-from loopsense.store.runs import RunStore, partition  # noqa: E402
 from loopsense_local.embedded import EmbeddedDynamoDB  # noqa: E402
 from loopsense_local.tables import create_tables, use_local_tables  # noqa: E402
 

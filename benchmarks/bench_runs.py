@@ -11,9 +11,9 @@ Run from the repository root:
    10,000 prior steps (batches of 500), then one step at a time is sent to each, interleaved
    (so machine noise hits the three alike): median and p95 per-step latency, and the ratio of
    each to the 10-step agent (the baseline, same process, same rounds).
-2. In-process: the same service (loopsense.platform.runs) on the embedded engine, its DynamoDB
-   client wrapped to count requests: requests per step batch (1 step and 500 steps) on the hot
-   path, besides the authorizer's key and tenant lookups (which the gateway makes before).
+2. In-process: the same service (loopsense.platform.runs.monitor) on the embedded engine, its
+   DynamoDB client wrapped to count requests: requests per step batch (1 step and 500 steps) on
+   the hot path, besides the authorizer's key and tenant lookups (which the gateway makes before).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """HTTP API Lambda authorizer (payload 2.0, simple responses). Wiring only.
 
 Always allows: the context carries the tenant's identity or the error code the router answers
-with, so that every error reaches the caller in the one envelope (see loopsense.platform.auth).
+with, so that every error reaches the caller in the one envelope (see loopsense.platform.http.auth).
 """
 
 from typing import Any
@@ -9,9 +9,9 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from loopsense.observability import lambda_entry
-from loopsense.platform.auth import authorizer_context
-from loopsense.platform.http import request_from_event
-from loopsense.platform.runtime import accounts
+from loopsense.platform.http.auth import authorizer_context
+from loopsense.platform.http.request import request_from_event
+from loopsense.platform.wiring import accounts
 
 accounts()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
 

@@ -1,7 +1,7 @@
-"""Lambda for agent.loops: wiring only (see loopsense.platform.skill_call)."""
+"""Lambda for agent.loops: wiring only (see loopsense.platform.execute.skill_handler)."""
 
-from loopsense.platform.catalog import CATALOG
-from loopsense.platform.skill_call import skill_lambda_handler
+from loopsense.platform.access.catalog import CATALOG
+from loopsense.platform.execute.skill_handler import skill_lambda_handler
 
 SKILL = CATALOG["agent.loops"]
 lambda_handler = skill_lambda_handler(SKILL)

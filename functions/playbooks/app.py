@@ -1,4 +1,4 @@
-"""GET /v1/playbooks/{name}: one agent.loops playbook as JSON (loopsense.platform.playbooks).
+"""GET /v1/playbooks/{name}: one agent.loops playbook as JSON (loopsense.platform.playbooks.routes).
 Wiring only."""
 
 from typing import Any
@@ -6,7 +6,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from loopsense.observability import lambda_entry
-from loopsense.platform.playbooks import handle
+from loopsense.platform.playbooks.routes import handle
 
 
 @lambda_entry

@@ -1,13 +1,13 @@
 """GET/PUT /v1/detector-thresholds and /v1/me/time-budget-config: a tenant's detector settings
-(loopsense.platform.settings_api). Wiring only."""
+(loopsense.platform.settings.routes). Wiring only."""
 
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from loopsense.observability import lambda_entry
-from loopsense.platform.runtime import tenant_settings
-from loopsense.platform.settings_api import handle
+from loopsense.platform.settings.routes import handle
+from loopsense.platform.wiring import tenant_settings
 
 tenant_settings()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
 

@@ -1,13 +1,13 @@
 """POST /v1/executions/{executionId}/events and /end: streaming telemetry ingestion
-(loopsense.platform.ingest). Wiring only."""
+(loopsense.platform.telemetry.ingest). Wiring only."""
 
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from loopsense.observability import lambda_entry
-from loopsense.platform.runtime import ingestion
-from loopsense.platform.telemetry_api import INGEST, handle
+from loopsense.platform.telemetry.routes import INGEST, handle
+from loopsense.platform.wiring import ingestion
 
 ingestion()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
 

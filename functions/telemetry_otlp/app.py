@@ -1,13 +1,13 @@
 """POST /v1/traces: OTLP/HTTP trace exports (protobuf or JSON, gzip or not) mapped to telemetry
-events and ingested (loopsense.platform.otlp). Wiring only."""
+events and ingested (loopsense.platform.telemetry.otlp). Wiring only."""
 
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from loopsense.observability import lambda_entry
-from loopsense.platform.runtime import ingestion
-from loopsense.platform.telemetry_api import handle_otlp
+from loopsense.platform.telemetry.routes import handle_otlp
+from loopsense.platform.wiring import ingestion
 
 ingestion()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
 

@@ -1,12 +1,12 @@
 """On a schedule: end and evaluate the executions idle past their time budget
-(loopsense.platform.ingest.Ingestion.sweep). Wiring only."""
+(loopsense.platform.telemetry.ingest.Ingestion.sweep). Wiring only."""
 
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from loopsense.observability import lambda_entry, logger
-from loopsense.platform.runtime import ingestion
+from loopsense.platform.wiring import ingestion
 
 ingestion()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from loopsense import jsonio
 from loopsense.errors import ConfigurationError, LoopsenseError, error_envelope
-from loopsense.platform.catalog import playbook_names
+from loopsense.platform.access.catalog import playbook_names
 
 # Commands import what they use: a skill needs neither the settings nor the store, and the
 # operator commands need no skill.
@@ -27,8 +27,8 @@ def _read(path: str) -> bytes:
 def cmd_execute(args: argparse.Namespace) -> int:
     """Run one skill on the `input` object in FILE; print the output or the error envelope."""
     from loopsense.observability import logger
-    from loopsense.platform.catalog import find_skill
-    from loopsense.platform.skill_call import call_skill
+    from loopsense.platform.access.catalog import find_skill
+    from loopsense.platform.execute.skill_handler import call_skill
 
     logger.setLevel("WARNING")  # a command's stderr is for problems, not per-call records
     request_id = str(uuid.uuid4())
@@ -57,7 +57,8 @@ def cmd_playbook(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve POST /v1/execute on localhost with the same handlers and an embedded DynamoDB."""
-    from loopsense_local.serve import DEV_API_KEY, Limits, ServeOptions, serve
+    from loopsense_local.limits import Limits
+    from loopsense_local.serve import DEV_API_KEY, ServeOptions, serve
 
     limits = Limits(max_concurrency=args.max_concurrency, idle_timeout_s=args.idle_timeout,
                     read_timeout_s=args.read_timeout)
@@ -125,7 +126,7 @@ def cmd_thresholds(args: argparse.Namespace) -> int:
         body = tc.parse_assignments(args.pairs) if args.sub == "set" else None
         service = None
         if where.tenant is not None:
-            from loopsense.platform.tenant_settings import TenantSettings
+            from loopsense.platform.settings.service import TenantSettings
 
             service = TenantSettings(_store(args)[0])
         ok, answer = tc.run(args.sub, where, body, service)
@@ -156,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     playbook.add_argument("name", help=", ".join(playbook_names()))
     playbook.set_defaults(handler=cmd_playbook)
 
-    from loopsense_local.serve import Limits  # no import cost: dataclasses only
+    from loopsense_local.limits import Limits  # no import cost: dataclasses only
 
     serve = commands.add_parser("serve", help=cmd_serve.__doc__)
     serve.add_argument("--host", default="127.0.0.1", help="address of the API")

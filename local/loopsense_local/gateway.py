@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from loopsense.errors import LoopsenseError
-from loopsense.platform.http import error_response
+from loopsense.platform.http.request import error_response
 from loopsense_local.tables import REPO_ROOT, load_template
 
 

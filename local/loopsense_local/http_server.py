@@ -29,10 +29,10 @@ from hypercorn.config import Config
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.observability import logger
-from loopsense.platform.http import body_too_large, error_response
-from loopsense.platform.pipeline import MAX_BODY_BYTES
+from loopsense.platform.execute.pipeline import MAX_BODY_BYTES
+from loopsense.platform.http.request import body_too_large, error_response
 from loopsense_local.gateway import Gateway
-from loopsense_local.serve import Limits
+from loopsense_local.limits import Limits
 
 # A body over this takes one of Limits.large_bodies slots (the parse, not the bytes, is large).
 LARGE_BODY_BYTES = 1 << 20

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from loopsense.errors import validation_error
-from loopsense.platform.plans import all_plans, find_plan, resolve_plan
-from loopsense.platform.tenant_settings import existing_tenant, no_tenant
+from loopsense.platform.access.plans import all_plans, find_plan, resolve_plan
+from loopsense.platform.settings.service import existing_tenant, no_tenant
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.dynamo import ConditionFailed
 from loopsense.store.metering import Metering, period_of

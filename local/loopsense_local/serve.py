@@ -8,23 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopsense_local.aws_env import is_loopback_host, use_local_store
+from loopsense_local.limits import Limits
 
 # A well-known key for the local development tenant only (like LocalStack's "test"): it makes
 # the README's curl line work verbatim. Never use it against a real deployment.
 DEV_API_KEY = "ls_local_development_key_0001"
 DEV_TENANT = "dev"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How the HTTP server bounds clients (loopsense_local.http_server)."""
-
-    max_concurrency: int = 64  # requests in flight (body read, handler run, answer)
-    # ... of which with a body over 1 MiB: parsing 6 MiB of small JSON objects takes ~100 MB
-    large_bodies: int = 2
-    idle_timeout_s: int = 5  # a connection without a complete request head is closed
-    read_timeout_s: int = 10  # no byte for this long while a request is open: closed
-    body_timeout_s: int = 30  # a whole body must have arrived by then
 
 
 @dataclass
@@ -55,8 +44,8 @@ def _configure_environment(options: ServeOptions, store_endpoint: str) -> None:
 
 
 def seed(options: ServeOptions) -> None:
-    from loopsense.platform.auth import KEY_FORMAT
-    from loopsense.platform.runtime import accounts
+    from loopsense.platform.http.auth import KEY_FORMAT
+    from loopsense.platform.wiring import accounts
     from loopsense.settings import settings
     from loopsense.store.dynamo import make_client
     from loopsense_local.operator import now_iso

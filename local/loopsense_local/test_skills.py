@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from loopsense.errors import validation_error
-from loopsense.platform.catalog import Skill, register
+from loopsense.platform.access.catalog import Skill, register
 
 SLEEP = Skill(key="test.sleep", version="1.0.0", cost=1,
               plans=frozenset({"team", "enterprise"}), function="TestSleepFunction",

@@ -1,7 +1,7 @@
 """`loopsense thresholds get|set`: a tenant's detector thresholds, two ways, one set of rules.
 
 - Operators, against the store: ``--tenant T`` (the endpoint from --dynamodb-endpoint or the
-  environment, like every operator command) runs loopsense.platform.tenant_settings in-process.
+  environment, like every operator command) runs loopsense.platform.settings.service in-process.
 - Tenants, over HTTP: ``--api-url URL --api-key KEY`` (or LOOPSENSE_BASE_URL and
   LOOPSENSE_API_KEY) calls GET/PUT /v1/detector-thresholds, whose handler runs the same code.
 

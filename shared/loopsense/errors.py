@@ -76,7 +76,7 @@ PLATFORM_ERRORS: dict[str, ErrorKind] = {
 }
 
 # The codes only one skill answers with: each is in that skill's catalog entry (Skill.errors),
-# which tests/unit/test_catalog.py checks against this map and the skill's code.
+# which tests/unit/access/test_catalog.py checks against this map and the skill's code.
 SKILL_ERRORS: dict[str, ErrorKind] = {
     # agent.loop_detect
     "LOOP_EVENTS_INVALID": ErrorKind(400, False, "send two or more events"),

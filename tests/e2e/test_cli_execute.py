@@ -74,8 +74,8 @@ def test_installed_command_reads_stdin():
 def test_many_calls_in_one_process_print_only_their_answers(capsys, tmp_path):
     """Powertools prints a metric's values on stdout once it holds a hundred; a skill called
     in-process (the CLI, the package imported) records none, so stdout is a clean JSON pipe."""
-    from loopsense.platform.catalog import find_skill
-    from loopsense.platform.skill_call import call_skill
+    from loopsense.platform.access.catalog import find_skill
+    from loopsense.platform.execute.skill_handler import call_skill
 
     for i in range(120):  # the library: a hundred and twenty calls, nothing printed
         assert call_skill(find_skill("agent.loop_detect"), LOOP, f"r{i}")["output"]["loopDetected"]

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from moto.server import ThreadedMotoServer
 
-from loopsense.platform.plans import next_month_in_seconds
+from loopsense.platform.access.plans import next_month_in_seconds
 from tests.concurrency import all_at_once
 from tests.e2e.server import Operator, Response, Server, start_server
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from loopsense.platform.pipeline import MAX_BODY_BYTES
+from loopsense.platform.execute.pipeline import MAX_BODY_BYTES
 from tests.concurrency import all_at_once
 from tests.e2e.server import DEV_KEY, Operator, Server, start_server
 

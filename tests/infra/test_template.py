@@ -16,7 +16,7 @@ from cfnlint.decode import cfn_yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from loopsense.platform.catalog import SKILLS
+from loopsense.platform.access.catalog import SKILLS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO_ROOT / "template.yaml"
@@ -238,7 +238,7 @@ def test_layer_requirements_pin_numpy_below_2_3():
 
 
 def test_router_can_invoke_every_skill_by_name_and_nothing_else(template):
-    from loopsense.platform.invoke import function_env_name
+    from loopsense.platform.execute.invoke import function_env_name
 
     router = template["Resources"]["ExecuteFunction"]["Properties"]
     variables = router["Environment"]["Variables"]
@@ -252,14 +252,14 @@ def test_router_can_invoke_every_skill_by_name_and_nothing_else(template):
 
 
 def store_readers(template: dict[str, Any]) -> set[str]:
-    """The functions whose handler builds on the store: app.py imports loopsense.platform.runtime
+    """The functions whose handler builds on the store: app.py imports loopsense.platform.wiring
     (accounts, platform, tenant_settings), which reads every table's name from the environment."""
     readers = set()
     for name, function in _functions(template).items():
         app = REPO_ROOT / function["Properties"]["CodeUri"] / "app.py"
         imported = {node.module for node in ast.walk(ast.parse(app.read_text(encoding="utf-8")))
                     if isinstance(node, ast.ImportFrom)}
-        if "loopsense.platform.runtime" in imported:
+        if "loopsense.platform.wiring" in imported:
             readers.add(name)
     return readers
 

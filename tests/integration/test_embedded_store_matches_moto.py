@@ -1143,7 +1143,7 @@ EXAMPLES: dict[str, list[Call]] = {
         want(Call("put_item", {"TableName": "things", "Item": {**ITEM, "tags": {"SS": []}}}),
              INVALID),
     ],
-    "batch write": [  # restore's copy of a snapshot (store/run_memory.py stage)
+    "batch write": [  # restore's copy of a snapshot (platform/runs/memory_store.py stage)
         PUT_ITEM,
         want(Call("batch_write_item", {"RequestItems": {"things": [
             {"PutRequest": {"Item": {"pk": S("p1"), "sk": N(i), "num": N(i)}}}

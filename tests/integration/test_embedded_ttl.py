@@ -21,7 +21,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from loopsense.platform.idempotency import Idempotency
+from loopsense.platform.access.idempotency import Idempotency
 from loopsense.settings import Settings
 from loopsense.store.dynamo import Dynamo
 from loopsense.store.metering import Metering, Once, UsageRecord

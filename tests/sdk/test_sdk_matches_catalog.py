@@ -1,6 +1,6 @@
 """Both SDKs against the server's single sources, so that they cannot drift from it.
 
-- Skill keys: the catalog (loopsense.platform.catalog.SKILLS) is what the Python SDK's typed
+- Skill keys: the catalog (loopsense.platform.access.catalog.SKILLS) is what the Python SDK's typed
   ``execute`` overloads and ``SkillKey``, and the TypeScript ``SkillMap``, name: no more, no fewer.
 - Inputs and outputs: each skill module's pydantic ``*Input`` (and ``*Output`` where it has one),
   read through its JSON schema, against the SDKs' types, field by field and one level of nesting
@@ -31,7 +31,7 @@ from loopsense_sdk import errors as sdk_errors
 from pydantic import BaseModel
 
 from loopsense.errors import ERRORS
-from loopsense.platform.catalog import SKILLS, Skill
+from loopsense.platform.access.catalog import SKILLS, Skill
 
 ROOT = Path(__file__).resolve().parents[2]
 TS_SOURCE = ROOT / "sdk" / "typescript" / "src"

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from loopsense import jsonio
 from loopsense.core.canonical import canonical_hash
 from loopsense.errors import ERRORS, LoopsenseError
-from loopsense.platform.catalog import CATALOG
-from loopsense.platform.plans import default_plan
+from loopsense.platform.access.catalog import CATALOG
+from loopsense.platform.access.plans import default_plan
 from loopsense.skills.semantic_loop import MAX_EVENTS, run
 
 MARK = "SECRET-MARKER-5e1a"

@@ -1,6 +1,6 @@
 """The playbooks: one markdown file per agent.loops sub-signature and one for agent.semantic_loop,
 shipped as package data (and in the Lambda layer, which is shared/ itself). Served by
-GET /v1/playbooks/{name} (platform/playbooks.py), rendered in a failure group's detail, and
+GET /v1/playbooks/{name} (platform/playbooks/routes.py), rendered in a failure group's detail, and
 printed by `loopsense playbook NAME`.
 """
 
@@ -10,7 +10,7 @@ from functools import cache
 from importlib import resources
 
 from loopsense.errors import LoopsenseError
-from loopsense.platform.catalog import playbook_names
+from loopsense.platform.access.catalog import playbook_names
 
 NAMES = playbook_names()  # as the catalog's skills declare them
 

@@ -20,7 +20,7 @@ from loopsense.core.buckets import duration_bucket, step_bucket
 from loopsense.core.instants import from_epoch_ms, parse_iso
 from loopsense.core.signatures import hash8, template
 from loopsense.errors import validation_error
-from loopsense.platform.catalog import CATALOG
+from loopsense.platform.access.catalog import CATALOG
 from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import PLAN_CAP, effective
 from loopsense.validation import STRICT, validate

@@ -1,0 +1,138 @@
+"""POST /v1/execute: the checks in the spec's order, the skill run, the charge.
+
+authenticate -> parse the envelope -> idempotency -> find the skill -> key grant -> plan ->
+rate limit -> quota -> run the skill -> charge. Any failure answers the error envelope and
+charges nothing; a crash is INTERNAL_ERROR. The skill gets the tenant's thresholds, which the
+authorizer read with the tenant's item (platform.tenant_settings.applied).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from loopsense.errors import Detail, LoopsenseError
+from loopsense.observability import logger
+from loopsense.platform.access.catalog import CATALOG, find_skill
+from loopsense.platform.access.idempotency import (
+    KEY_HEADER,
+    REPLAY_WINDOW_S,
+    Idempotency,
+    check_key,
+)
+from loopsense.platform.access.plans import quota_exceeded, rate_limited, resolve_plan
+from loopsense.platform.execute.invoke import Invoker
+from loopsense.platform.http.answer import answer
+from loopsense.platform.http.auth import Identity, identity_from_context
+from loopsense.platform.http.request import Request, json_body, json_response
+from loopsense.platform.settings.service import applied, plan_cap, valid_stored
+from loopsense.store.accounts import Accounts, Plan
+from loopsense.store.metering import Metering, Once, UsageRecord, period_of
+from loopsense.validation import validate
+
+# Lambda's synchronous payload limit; skills apply their own, smaller input limits.
+MAX_BODY_BYTES = 6 * 1024 * 1024
+
+
+class Envelope(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    skillKey: str = Field(min_length=1, max_length=128)
+    version: str | None = Field(None, min_length=1, max_length=32)
+    input: Any = Field(...)
+
+
+def parse_envelope(body: bytes) -> Envelope:
+    return validate(Envelope, json_body(body, MAX_BODY_BYTES), prefix="")
+
+
+@dataclass
+class Execute:
+    accounts: Accounts
+    metering: Metering
+    invoker: Invoker
+    idempotency: Idempotency
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    def execute(self, request: Request) -> dict[str, Any]:
+        started = time.perf_counter()
+
+        def execute(log: dict[str, Any]) -> dict[str, Any]:
+            identity = identity_from_context(request.authorizer)
+            log["tenant"] = identity.tenant_id
+            envelope = parse_envelope(request.body)
+            # Logged only when it names a skill: an unknown skillKey is caller content.
+            log["skill"] = envelope.skillKey if envelope.skillKey in CATALOG else None
+            key = check_key(request.header(KEY_HEADER))
+            if key is None:
+                return self._run(identity, envelope, request, None, started)
+            # One logical call per (tenant, key) and replay window: charged at most once, even
+            # when its stored response could not be saved and a retry runs it again.
+            once_key = hashlib.sha256(f"{identity.tenant_id}\n{key}".encode()).hexdigest()
+            response = self.idempotency.run(
+                identity.tenant_id, key, request.body,
+                lambda: self._run(identity, envelope, request, once_key, started),
+            )
+            # A replay is the stored body byte for byte, under its own request id: the one its
+            # log line carries, not the first request's.
+            return {**response, "headers": {**response.get("headers", {}),
+                                            "X-Request-Id": request.request_id}}
+
+        return answer("execute", request, execute)
+
+    def _run(self, identity: Identity, envelope: Envelope, request: Request,
+             once_key: str | None, started: float) -> dict[str, Any]:
+        skill = find_skill(envelope.skillKey, envelope.version)
+        if not identity.grants(skill.key):
+            raise LoopsenseError("SKILL_NOT_ACCESSIBLE", "this API key is not granted the skill")
+        plan = resolve_plan(self.accounts, identity.plan)
+        if not plan.allows(skill.key):
+            raise LoopsenseError("SKILL_NOT_AVAILABLE_FOR_PLAN",
+                                 f"the {plan.name} plan does not include this skill")
+        now = self.clock()
+        epoch = int(now.timestamp())
+        if not self.metering.admit(identity.tenant_id, epoch, plan.requests_per_second):
+            raise rate_limited(plan)
+        period = period_of(now)
+        quota_error = quota_exceeded(plan, now)
+        if self.metering.used(identity.tenant_id, period) + skill.cost > plan.credits_per_month:
+            raise quota_error
+        result = self.invoker.invoke(skill, envelope.input, request.request_id,
+                                     tenant_thresholds(identity, plan))
+        if "error" in result:
+            raise _skill_error(result["error"])
+        record = UsageRecord(
+            execution_id=str(uuid.uuid4()), skill_key=skill.key, skill_version=skill.version,
+            credits=skill.cost, at=now.isoformat(timespec="milliseconds"),
+            duration_ms=int((time.perf_counter() - started) * 1000), status="succeeded")
+        once = None if once_key is None else Once(once_key, epoch, epoch + REPLAY_WINDOW_S)
+        execution_id = self.metering.charge(identity.tenant_id, period,
+                                            plan.credits_per_month, record, once)
+        if execution_id is None:
+            raise quota_error  # lost the race for the last credits: the work is discarded
+        return json_response(200, {
+            "executionId": execution_id, "skillKey": skill.key, "skillVersion": skill.version,
+            "output": result["output"], "billing": {"credits": skill.cost},
+        }, {"X-Request-Id": request.request_id})
+
+
+def tenant_thresholds(identity: Identity, plan: Plan) -> dict[str, Any]:
+    """The tenant's thresholds (read by the authorizer with the tenant) and the plan's cap on
+    time_budget_ms, as the skill gets them; stored values no longer valid are ignored."""
+    values, ignored = valid_stored(identity.thresholds)
+    if ignored:
+        logger.warning("stored thresholds ignored", extra={"tenant": identity.tenant_id,
+                                                           "thresholds": ignored})
+    return applied(values, plan_cap(plan))
+
+
+def _skill_error(error: dict[str, Any]) -> LoopsenseError:
+    details = [Detail(d["path"], d["issue"]) for d in error.get("details", [])]
+    return LoopsenseError(error["code"], error["message"], details)
+

@@ -1,0 +1,1 @@
+"""GET /v1/playbooks/{name}: agent.loops' playbooks over HTTP."""

@@ -1,0 +1,178 @@
+"""The runs table (docs/runs.md): every item of a run in one partition, one item per kind.
+
+Keys: ``pk`` = ``<tenantId>#<runId>`` (run ids hold no ``#``, so no two tenants or runs share
+a partition), ``sk`` = the item's kind:
+
+- ``AGENT#<agentId>``: one agent's monitor. ``version`` (a write counter: every write of the
+  item is conditional on the version it read), ``seq`` (steps applied), ``role`` and ``body``:
+  zlib-compressed JSON of {"monitor": the core's state, "objective": the registered objective
+  embedding or null, "recent": the last Idempotency-Keys applied [[key digest, body digest,
+  answer], ...]}. Compressed: the state is mostly hex keys and unit vectors.
+- ``CONFIG``: the run's config (as validated JSON), ``version``.
+- ``MEMORY``, ``LESSON#<id>``, ``EVENT#<seq>`` (and the run's ``#MEMORY`` partition): working
+  memory, lessons and snapshots, the event log (platform/runs/memory_store.py).
+
+Every item carries ``expiresAt`` (epoch seconds, the table's TTL attribute): its last write plus
+the tenant's ``run_retention_days``. TTL deletes lazily, so readers treat an item whose
+``expiresAt`` has passed as absent (``AgentItem.live``).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from loopsense import jsonio
+from loopsense.store.dynamo import Dynamo, from_item, to_item, unavailable
+
+AGENT = "AGENT#"
+CONFIG = "CONFIG"
+# Reasons a transaction lost to a concurrent write (re-read and try again).
+CONFLICTS = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
+
+
+def partition(tenant_id: str, run_id: str) -> str:
+    return f"{tenant_id}#{run_id}"
+
+
+def encode(body: dict[str, Any]) -> bytes:
+    return zlib.compress(jsonio.dumps(body).encode("utf-8"), 6)
+
+
+def decode(blob: bytes) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads(zlib.decompress(blob))
+    return value
+
+
+@dataclass
+class AgentItem:
+    agent_id: str
+    version: int = 0  # 0: no item yet
+    role: str | None = None
+    body: dict[str, Any] = field(default_factory=dict)
+    expires_at: int = 0
+    created_at: str | None = None
+
+    def live(self, now: int) -> bool:
+        return self.version > 0 and self.expires_at > now
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> AgentItem:
+        blob = item["body"]
+        return cls(item["agentId"], int(item["version"]), item.get("role"),
+                   decode(bytes(blob.value if hasattr(blob, "value") else blob)),
+                   int(item["expiresAt"]), item.get("createdAt"))
+
+
+@dataclass(frozen=True)
+class ConfigItem:
+    raw: dict[str, Any]
+    version: int
+    expires_at: int
+
+
+class WriteRefused(Exception):
+    """A transaction was cancelled by a condition; ``reasons`` holds each action's code."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("write refused")
+        self.reasons = reasons
+
+    def failed(self, index: int) -> bool:
+        """Whether the action at ``index`` failed its condition."""
+        return self.reasons[index:index + 1] == ["ConditionalCheckFailed"]
+
+
+class RunStore:
+    def __init__(self, db: Dynamo, table: str) -> None:
+        self.db = db
+        self.table = table
+
+    def _key(self, tenant_id: str, run_id: str, sk: str) -> dict[str, Any]:
+        return {"pk": {"S": partition(tenant_id, run_id)}, "sk": {"S": sk}}
+
+    # reads ---------------------------------------------------------------------------------
+    def agent_and_config(self, tenant_id: str, run_id: str, agent_id: str
+                         ) -> tuple[AgentItem | None, ConfigItem | None]:
+        """One BatchGetItem (consistent): the agent's item and the run's config."""
+        keys = [self._key(tenant_id, run_id, AGENT + agent_id),
+                self._key(tenant_id, run_id, CONFIG)]
+        request = {self.table: {"Keys": keys, "ConsistentRead": True}}
+        found = [from_item(i) for page in self.db.batch("batch_get_item", request,
+                                                        "UnprocessedKeys")
+                 for i in page.get("Responses", {}).get(self.table, [])]
+        agent = next((AgentItem.from_item(i) for i in found if i["sk"] != CONFIG), None)
+        config = next((_config(i) for i in found if i["sk"] == CONFIG), None)
+        return agent, config
+
+    def agent(self, tenant_id: str, run_id: str, agent_id: str) -> AgentItem | None:
+        item = self.db.get(self.table, {"pk": partition(tenant_id, run_id),
+                                        "sk": AGENT + agent_id})
+        return AgentItem.from_item(item) if item else None
+
+    def agents(self, tenant_id: str, run_id: str) -> list[AgentItem]:
+        items = self.db.query(
+            self.table, ConsistentRead=True,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :agent)",
+            ExpressionAttributeValues={":pk": {"S": partition(tenant_id, run_id)},
+                                       ":agent": {"S": AGENT}})
+        return [AgentItem.from_item(i) for i in items]
+
+    # writes: transaction actions, combined by the caller ------------------------------------
+    def put_agent(self, tenant_id: str, run_id: str, agent: AgentItem, blob: bytes, now: str,
+                  expires_at: int) -> dict[str, Any]:
+        """Put ``agent`` (its body encoded as ``blob``) as version ``agent.version + 1``, if it
+        is still at ``agent.version``."""
+        values = {"pk": partition(tenant_id, run_id), "sk": AGENT + agent.agent_id,
+                  "agentId": agent.agent_id, "role": agent.role, "version": agent.version + 1,
+                  "seq": agent.body["monitor"]["next"], "body": blob,
+                  "createdAt": agent.created_at or now, "updatedAt": now,
+                  "expiresAt": expires_at}
+        if agent.version == 0:
+            return {"Put": {"TableName": self.table, "Item": to_item(values),
+                            "ConditionExpression": "attribute_not_exists(sk)"}}
+        return {"Put": {"TableName": self.table, "Item": to_item(values),
+                        "ConditionExpression": "version = :v",
+                        "ExpressionAttributeValues": {":v": {"N": str(agent.version)}}}}
+
+    def put_config(self, tenant_id: str, run_id: str, raw: dict[str, Any], now: str,
+                   expires_at: int) -> dict[str, Any]:
+        return {"Update": {
+            "TableName": self.table, "Key": self._key(tenant_id, run_id, CONFIG),
+            "UpdateExpression": "SET config = :c, updatedAt = :now, expiresAt = :e "
+                                "ADD version :one",
+            "ExpressionAttributeValues": to_item({":c": jsonio.dumps(raw), ":now": now,
+                                                  ":e": expires_at, ":one": 1})}}
+
+    def keep_config(self, tenant_id: str, run_id: str, config: ConfigItem,
+                    expires_at: int) -> dict[str, Any]:
+        """Extend the config's life with the run's; only while it is the version read (a step
+        batch applied with an older config would otherwise be written after the change)."""
+        return {"Update": {
+            "TableName": self.table, "Key": self._key(tenant_id, run_id, CONFIG),
+            "UpdateExpression": "SET expiresAt = :e", "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": {":e": {"N": str(expires_at)},
+                                          ":v": {"N": str(config.version)}}}}
+
+    def write(self, actions: list[dict[str, Any]]) -> None:
+        """One TransactWriteItems: all of ``actions`` or none. WriteRefused names the actions
+        whose condition failed (or that met a concurrent transaction)."""
+        try:
+            self.db.client.transact_write_items(TransactItems=actions)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException":
+                reasons = [r.get("Code", "None") or "None"
+                           for r in exc.response.get("CancellationReasons", [])]
+                if CONFLICTS & set(reasons):
+                    raise WriteRefused(reasons) from None
+            raise unavailable() from None
+        except BotoCoreError:
+            raise unavailable() from None
+
+
+def _config(item: dict[str, Any]) -> ConfigItem:
+    return ConfigItem(json.loads(item["config"]), int(item["version"]), int(item["expiresAt"]))
