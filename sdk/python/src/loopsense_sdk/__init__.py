@@ -75,6 +75,7 @@ from loopsense_sdk.runs import (  # noqa: E402
 )
 from loopsense_sdk.settings import Settings  # noqa: E402
 from loopsense_sdk.telemetry import Executions, Telemetry  # noqa: E402
+from loopsense_sdk.tracker import AgentLoopDetected, Policy, StepAnswer, Tracker  # noqa: E402
 from loopsense_sdk.types import (  # noqa: E402
     Billing,
     DetectorThreshold,
@@ -121,6 +122,10 @@ from loopsense_sdk.types import (  # noqa: E402
 )
 
 __all__ = [
+    "AgentLoopDetected",
+    "Policy",
+    "StepAnswer",
+    "Tracker",
     "DetectorThreshold",
     "DetectorThresholds",
     "DetectorThresholdsUpdate",

@@ -170,7 +170,7 @@ class Client:
         self._sleep = sleep
         self._random = random
         self._clock = clock
-        self.runs = Runs(self._send)  # the stateful runs API (loopsense_sdk.runs)
+        self.runs = Runs(self._send, client=self)  # the stateful runs API (loopsense_sdk.runs)
         self.executions = Executions(self._send)  # telemetry, one batch per call
         self.failure_groups = FailureGroups(self._send)
         self.settings = Settings(self._send)  # routing, retention, thresholds, time budget
@@ -316,14 +316,18 @@ class Client:
         return delay
 
     def _send(self, method: str, path: str, body: Any,
-              extra_headers: Mapping[str, str]) -> Any:
+              extra_headers: Mapping[str, str], *, deadline: float | None = None,
+              max_attempts: int | None = None) -> Any:
         """One call with a JSON body (None: no body; bytes: sent as they are), retried by
-        ``_call``'s rules."""
+        ``_call``'s rules; ``deadline`` and ``max_attempts`` override the client's for this
+        call (the run tracker's own short budget)."""
         data = body if isinstance(body, bytes) else None if body is None else _json_bytes(body)
-        return self._call(method, path, data, extra_headers)
+        return self._call(method, path, data, extra_headers, deadline=deadline,
+                          max_attempts=max_attempts)
 
     def _call(self, method: str, path: str, body: bytes | None,
-              extra_headers: Mapping[str, str]) -> Any:
+              extra_headers: Mapping[str, str], *, deadline: float | None = None,
+              max_attempts: int | None = None) -> Any:
         headers = {
             "Authorization": f"Bearer {self.api_key}",
             "Content-Type": "application/json",
@@ -332,11 +336,13 @@ class Client:
             **extra_headers,
         }
         url = self.base_url + path
+        budget = self.deadline if deadline is None else deadline
+        attempts = self.max_attempts if max_attempts is None else max_attempts
         start = self._clock()
         attempt = 0
         while True:
             attempt += 1
-            left = self.deadline - (self._clock() - start)
+            left = budget - (self._clock() - start)
             request = HttpRequest(method, url, headers, body, min(self.timeout, max(left, 0.001)))
             try:
                 answer = self.transport(request)
@@ -350,12 +356,12 @@ class Client:
                     return _parse_success(answer)
                 error = error_from_response(answer.status, answer.headers, answer.body)
             error.attempts = attempt
-            if not error.retryable or attempt >= self.max_attempts:
+            if not error.retryable or attempt >= attempts:
                 raise error
             delay = self.backoff(attempt, error.retry_after)
-            if (self._clock() - start) + delay >= self.deadline:
+            if (self._clock() - start) + delay >= budget:
                 log.debug("loopsense: %s after %d attempt(s); a wait of %.3f s would pass the "
-                          "%.3f s deadline", error.code, attempt, delay, self.deadline)
+                          "%.3f s deadline", error.code, attempt, delay, budget)
                 raise error
             log.debug("loopsense: %s on attempt %d; retrying in %.3f s", error.code, attempt,
                       delay)

@@ -33,11 +33,15 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Unpack, cast
+from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
 from loopsense_sdk import routes as R
 from loopsense_sdk.routes import Route
 from loopsense_sdk.types import RunFinding, RunMonitorConfig, RunRule, RunStep
+
+if TYPE_CHECKING:
+    from loopsense_sdk.client import Client
+    from loopsense_sdk.tracker import Policy, Tracker
 
 __all__ = ["AgentReset", "Briefing", "CircuitBreak", "Finding", "Lesson", "MemoryWrite",
            "Recommendation", "Restore", "Retention", "RunAgent", "RunConfig", "RunReset", "Runs",
@@ -333,8 +337,21 @@ class Briefing:
 class Runs:
     """The runs API of one client (``client.runs``); see the module's docstring."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, client: Client | None = None) -> None:
         self._send_json = send
+        self._client = client
+
+    def track(self, run_id: str, *, agent_id: str, policy: Policy = "nudge",
+              timeout: float = 2.0, max_pending: int = 10_000) -> Tracker:
+        """A run tracker for one agent (loopsense_sdk.tracker): each step answered within
+        ``timeout`` seconds, never raising into the agent but, with ``policy="stop"``,
+        ``AgentLoopDetected`` after a nudge."""
+        from loopsense_sdk.tracker import Tracker
+
+        if self._client is None:
+            raise TypeError("track needs the client: use client.runs.track")
+        return Tracker(self._client, run_id, agent_id=agent_id, policy=policy, timeout=timeout,
+                       max_pending=max_pending)
 
     def register(self, run_id: str, *, agent_id: str, role: str | None = None,
                  objective_embedding: Sequence[float] | None = None) -> RunAgent:
