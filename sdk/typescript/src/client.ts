@@ -63,6 +63,10 @@ export interface RequestOptions {
   idempotencyKey?: string;
   /** Cancels the call (no further attempts); the abort reason is thrown. */
   signal?: AbortSignal;
+  /** This call's deadline (ms, attempts and waits included); default the client's. */
+  deadlineMs?: number;
+  /** This call's attempts; default the client's (the run tracker uses 1). */
+  maxAttempts?: number;
 }
 
 export interface BackoffOptions {
@@ -185,7 +189,9 @@ export class Client {
     if (query.length > 0) path += "?" + new URLSearchParams(query.map(([k, v]): [string, string] => [k, String(v)])).toString();
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers = this.#requestHeaders(options.idempotencyKey);
-    return parseAnswer(await this.#send(route.method, path, body, headers, options.signal));
+    return parseAnswer(await this.#send(route.method, path, body, headers, options.signal, {
+      deadlineMs: options.deadlineMs ?? this.deadlineMs, maxAttempts: options.maxAttempts ?? this.maxAttempts,
+    }));
   }
 
   /**
@@ -225,9 +231,10 @@ export class Client {
 
   async #send(
     method: string, path: string, body: string | undefined, headers: Record<string, string>, signal?: AbortSignal,
+    limits: { deadlineMs: number; maxAttempts: number } = { deadlineMs: this.deadlineMs, maxAttempts: this.maxAttempts },
   ): Promise<Answer> {
     const started = this.#now();
-    const deadline = started + this.deadlineMs;
+    const deadline = started + limits.deadlineMs;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       let error: LoopsenseError;
@@ -238,7 +245,7 @@ export class Client {
         error = caught;
       }
       error.attempts = attempt;
-      if (!error.retryable || attempt >= this.maxAttempts) throw error;
+      if (!error.retryable || attempt >= limits.maxAttempts) throw error;
       const wait = backoffDelay(attempt, {
         backoffBaseMs: this.backoffBaseMs, backoffMaxMs: this.backoffMaxMs, random: this.#random,
       }, error.retryAfter);

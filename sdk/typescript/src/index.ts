@@ -2,6 +2,8 @@ export { Client, backoffDelay, DEFAULT_BASE_URL, SDK_VERSION } from "./client.js
 export type { BackoffOptions, ClientOptions, ExecuteOptions, RequestOptions } from "./client.js";
 export { Executions, Telemetry } from "./telemetry.js";
 export { Runs } from "./runs.js";
+export { AgentLoopDetected, Tracker } from "./tracker.js";
+export type { Policy, StepAnswer, TrackOptions } from "./tracker.js";
 export type { CallOptions, KeyedOptions } from "./runs.js";
 export { FailureGroups } from "./failureGroups.js";
 export type { FailureGroupFilter } from "./failureGroups.js";

@@ -18,6 +18,8 @@ import { randomUUID } from "node:crypto";
 import type { Client } from "./client.js";
 import * as R from "./routes.js";
 import type { Route } from "./routes.js";
+import { Tracker } from "./tracker.js";
+import type { TrackOptions } from "./tracker.js";
 import type {
   Briefing, CircuitBreak, JsonValue, Lesson, MemoryWrite, Restore, RunAgent, RunConfig, RunEvent,
   RunMonitorConfig, RunReset, RunStep, SignalResult, StepsResult,
@@ -40,6 +42,12 @@ export class Runs {
 
   constructor(client: Client) {
     this.#client = client;
+  }
+
+  /** A run tracker for one agent (tracker.ts): each step answered within `timeoutMs`, never
+   * rejecting into the agent but, with policy "stop", AgentLoopDetected after a nudge. */
+  track(options: TrackOptions): Tracker {
+    return new Tracker(this.#client, options);
   }
 
   /** Register (or update) an agent: its role and objective (for drift). Keeps its state. */
