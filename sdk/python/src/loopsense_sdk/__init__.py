@@ -25,8 +25,10 @@ from loopsense_sdk.client import (  # noqa: E402
     Client,
     HttpRequest,
     HttpResponse,
+    KeepAliveTransport,
     Transport,
     checkpoint,
+    urllib_transport,
 )
 from loopsense_sdk.errors import (  # noqa: E402
     APIConnectionError,
@@ -122,6 +124,8 @@ from loopsense_sdk.types import (  # noqa: E402
 )
 
 __all__ = [
+    "KeepAliveTransport",
+    "urllib_transport",
     "AgentLoopDetected",
     "Policy",
     "StepAnswer",

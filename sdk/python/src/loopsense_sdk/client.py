@@ -19,17 +19,13 @@ Retries (``Client(max_attempts=4, deadline=30.0, backoff_base=0.2, backoff_max=5
 from __future__ import annotations
 
 import gzip
-import http.client
 import json
 import logging
 import os
 import random as _random
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from loopsense_sdk import __version__
@@ -37,13 +33,19 @@ from loopsense_sdk import routes as R
 from loopsense_sdk.errors import (
     APIConnectionError,
     LoopsenseError,
-    RequestTimeoutError,
     error_from_response,
 )
 from loopsense_sdk.failure_groups import FailureGroups
 from loopsense_sdk.runs import Runs
 from loopsense_sdk.settings import Settings
 from loopsense_sdk.telemetry import Executions
+from loopsense_sdk.transport import (
+    HttpRequest,
+    HttpResponse,
+    KeepAliveTransport,
+    Transport,
+    urllib_transport,
+)
 from loopsense_sdk.types import (
     ExecuteResponse,
     LoopDetectInput,
@@ -65,57 +67,14 @@ from loopsense_sdk.types import (
 if TYPE_CHECKING:
     from loopsense_sdk.telemetry import Telemetry
 
-__all__ = ["DEFAULT_BASE_URL", "Client", "HttpRequest", "HttpResponse", "Transport",
-           "checkpoint", "urllib_transport"]
+__all__ = ["DEFAULT_BASE_URL", "Client", "HttpRequest", "HttpResponse", "KeepAliveTransport",
+           "Transport", "checkpoint", "urllib_transport"]
 
 DEFAULT_BASE_URL = "http://127.0.0.1:3000"  # `loopsense serve`; a deployment: its ApiUrl
 API_KEY_ENV = "LOOPSENSE_API_KEY"
 BASE_URL_ENV = "LOOPSENSE_BASE_URL"
 
 log = logging.getLogger("loopsense_sdk")
-
-
-@dataclass(frozen=True)
-class HttpRequest:
-    method: str
-    url: str
-    headers: dict[str, str]
-    body: bytes | None
-    timeout: float  # seconds
-
-
-@dataclass(frozen=True)
-class HttpResponse:
-    status: int
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: bytes = b""
-
-
-# Sends one request; answers any HTTP status; raises APIConnectionError (or RequestTimeoutError)
-# when there is no answer. Replaceable (Client(transport=...)) for tests or another HTTP stack.
-Transport = Callable[[HttpRequest], HttpResponse]
-
-_opener = urllib.request.build_opener()  # honours HTTP(S)_PROXY / NO_PROXY like urlopen
-
-
-def urllib_transport(request: HttpRequest) -> HttpResponse:
-    """The default transport: the standard library's urllib, one connection per request."""
-    req = urllib.request.Request(request.url, data=request.body, headers=request.headers,
-                                 method=request.method)
-    try:
-        with _opener.open(req, timeout=request.timeout) as answer:
-            return HttpResponse(answer.status, dict(answer.headers.items()), answer.read())
-    except urllib.error.HTTPError as error:  # a non-2xx answer: still an answer
-        with error:
-            return HttpResponse(error.code, dict(error.headers.items()), error.read())
-    except urllib.error.URLError as error:
-        if isinstance(error.reason, TimeoutError):
-            raise RequestTimeoutError(f"no answer within {request.timeout:.3g} s") from error
-        raise APIConnectionError(f"could not reach the API: {error.reason}") from error
-    except TimeoutError as error:  # socket.timeout is TimeoutError
-        raise RequestTimeoutError(f"no answer within {request.timeout:.3g} s") from error
-    except (OSError, http.client.HTTPException) as error:
-        raise APIConnectionError(f"the connection failed: {type(error).__name__}") from error
 
 
 def checkpoint(name: str | None = None, /, **state: Any) -> TelemetryEvent:
@@ -166,7 +125,8 @@ class Client:
         self.deadline = float(deadline)
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
-        self.transport: Transport = transport or urllib_transport
+        # one pool of kept-alive connections per client, unless a transport is given
+        self.transport: Transport = transport or KeepAliveTransport()
         self._sleep = sleep
         self._random = random
         self._clock = clock
