@@ -18,7 +18,7 @@ from tests.infra.test_template import TEMPLATE
 ROUTES = {
     "TelemetryIngestFunction": {"POST /v1/executions/{executionId}/events",
                                 "POST /v1/executions/{executionId}/end"},
-    "TelemetryOtlpFunction": {"POST /v1/traces"},
+    "TelemetryOtlpFunction": {"POST /v1/traces", "POST /v1/logs"},
     "FailureGroupsFunction": {"GET /v1/failure-groups", "GET /v1/failure-groups/{signature}",
                               "GET /v1/severity-routing", "PUT /v1/severity-routing",
                               "GET /v1/telemetry-settings", "PUT /v1/telemetry-settings"},

@@ -10,11 +10,11 @@ import pytest
 from loopsense.core.buckets import step_bucket, step_buckets_crossed
 from loopsense.errors import LoopsenseError
 from loopsense.platform.telemetry.ingest import check_batch, check_execution_id
-from loopsense.platform.telemetry.otlp import (
+from loopsense.platform.telemetry.otlp import span_event
+from loopsense.platform.telemetry.otlp_content import (
     execution_of,
     genai_user_message,
     openinference_user_message,
-    span_event,
 )
 
 
@@ -112,15 +112,20 @@ def test_span_mapping_prefers_genai_then_openinference_then_input_value():
     assert (llm or {})["user_message"] == "q" and (llm or {})["model"] == "n"
     tool = span_event({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t",
                        "gen_ai.tool.call.arguments": "{}"}, 2)
-    assert tool == {"type": "tool_call", "name": "t", "arguments": "{}", "timestamp": 2}
+    assert tool == {"type": "tool_call", "name": "t", "arguments": {}, "timestamp": 2}
     assert span_event({"gen_ai.operation.name": "invoke_agent"}, 3) is None
     assert span_event({"http.method": "GET"}, 4) == {"type": "span", "timestamp": 4}
 
 
-def test_execution_is_the_conversation_else_the_trace():
+def test_execution_is_the_conversation_else_the_session_else_the_trace():
     trace = bytes(range(16))
-    assert execution_of({"gen_ai.conversation.id": "conv_1"}, trace) == "conv_1"
-    odd = execution_of({"gen_ai.conversation.id": "thread 1/2"}, trace)
+    assert execution_of({"gen_ai.conversation.id": "conv_1", "session.id": "s"},
+                        trace) == ("conv_1", True)
+    odd, _ = execution_of({"gen_ai.conversation.id": "thread 1/2"}, trace)
     assert odd.startswith("conv-") and len(odd) == 45
     check_execution_id(odd)
-    assert execution_of({}, trace) == trace.hex()
+    assert execution_of({"session.id": "sess-1"}, trace) == ("sess-1", False)
+    session, _ = execution_of({"session.id": "user 7 / chat"}, trace)
+    assert session.startswith("session-") and len(session) == 48
+    check_execution_id(session)
+    assert execution_of({}, trace) == (trace.hex(), True)

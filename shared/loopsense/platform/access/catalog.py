@@ -126,9 +126,14 @@ def used_by(threshold: str) -> str:
     return ROUTE_SETTINGS[threshold]
 
 
+# Failure classes of streaming telemetry that no skill reports have a playbook too.
+TELEMETRY_PLAYBOOKS = ("tool_calls",)
+
+
 def playbook_names() -> tuple[str, ...]:
-    """Every playbook a skill's findings may name, sorted."""
-    return tuple(sorted({name for skill in SKILLS for name in skill.playbooks}))
+    """Every playbook a skill's findings or a failure group may name, sorted."""
+    return tuple(sorted({name for skill in SKILLS for name in skill.playbooks}
+                        | set(TELEMETRY_PLAYBOOKS)))
 
 
 def register(skill: Skill) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from loopsense.errors import Detail, LoopsenseError, validation_error
+from loopsense.platform.telemetry import tool_calls
 from loopsense.platform.telemetry.ingest import (
     DEFAULT_GROUP_DAYS,
     DEFAULT_TELEMETRY_DAYS,
@@ -21,7 +22,7 @@ from loopsense.platform.telemetry.ingest import (
 from loopsense.platform.telemetry.store import TelemetryStore, decode_cursor, encode_cursor
 from loopsense.playbooks import playbook
 
-CLASSES = ("loops", "semantic_loop")
+CLASSES = ("loops", "semantic_loop", tool_calls.CLASS)
 SEVERITIES = ("critical", "warning", "info")
 DEFAULT_SEVERITY = "warning"
 DEFAULT_LIMIT, MAX_LIMIT = 50, 100
@@ -39,8 +40,10 @@ def routing_of(settings: Mapping[str, Any]) -> dict[str, str]:
 
 
 def playbook_name(group: Mapping[str, Any]) -> str:
-    """loops' groups: their sub-signature's playbook; semantic_loop's: its own."""
-    return str(group["sub"]) if group["class"] == "loops" else "semantic_loop"
+    """loops' groups: their sub-signature's playbook; the other classes': their own."""
+    if group["class"] == "loops":
+        return str(group["sub"])
+    return tool_calls.PLAYBOOK if group["class"] == tool_calls.CLASS else "semantic_loop"
 
 
 def view(group: Mapping[str, Any], routing: Mapping[str, str]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from loopsense.core.canonical import CanonicalError, canonical_json
 from loopsense.core.signatures import hash8, pair_json
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.access.idempotency import check_key
+from loopsense.platform.telemetry import tool_calls
 from loopsense.platform.telemetry.store import (
     MAX_STORED_BATCH_BYTES,
     Fire,
@@ -299,7 +300,8 @@ class Ingestion:
                 "fired": self.evaluate(tenant, execution)}
 
     def evaluate(self, tenant: str, execution: str) -> list[str]:
-        """similar_call and time_budget over the whole (ended) execution, once."""
+        """similar_call, time_budget and the tool-call rules over the whole (ended) execution,
+        once."""
         state = self.store.execution(tenant, execution)
         if state is None or state.get("evaluated"):
             return []
@@ -318,6 +320,8 @@ class Ingestion:
             *loops.time_budget(span, applied.time_budget_ms),
         ]
         fires = [Fire(f["signature"], "loops", f["sub"]) for f in findings]
+        fires += [Fire(signature, tool_calls.CLASS, signature.split("/", 1)[1].rsplit("_", 1)[0])
+                  for signature in tool_calls.signatures(parsed.events, thresholds)]
         fired = self._record(tenant, execution, fires, Retention.of(self.store.settings(tenant)))
         self.store.mark_evaluated(tenant, execution)
         return fired

@@ -1,33 +1,34 @@
-"""POST /v1/traces: OTLP/HTTP trace exports mapped to telemetry events (spec/integrations.md,
-"OpenTelemetry"), fed to the same ingestion as POST /v1/executions/{id}/events.
+"""POST /v1/traces and POST /v1/logs: OTLP/HTTP trace and log exports mapped to telemetry events
+(spec/integrations.md, "OpenTelemetry"), fed to the same ingestion as POST /v1/executions/{id}/
+events.
 
-Decoding uses the official definitions (opentelemetry-proto: ExportTraceServiceRequest), for
-protobuf and for OTLP's JSON encoding (protobuf JSON, except that trace and span ids are hex, not
-base64: they are turned into base64 before parsing). gzip bodies are inflated first, up to
-MAX_INFLATED_BYTES.
+Decoding uses the official definitions (opentelemetry-proto: ExportTraceServiceRequest,
+ExportLogsServiceRequest), for protobuf and for OTLP's JSON encoding (protobuf JSON, except that
+trace and span ids are hex, not base64: they are turned into base64 before parsing). gzip bodies
+are inflated first, up to MAX_INFLATED_BYTES.
 
-Mapping, per span (attributes of the OpenTelemetry GenAI semantic conventions, else
-OpenInference's):
-- execution: ``gen_ai.conversation.id`` (when it is not a valid execution id: ``conv-`` and the
-  first 40 hex digits of its SHA-256), else the span's trace id in hex;
-- ``gen_ai.operation.name`` ``chat`` / ``text_completion`` / ``generate_content``, or
-  OpenInference span kind ``LLM``: an llm_call, model ``gen_ai.request.model`` (else
-  ``llm.model_name``), user_message the text of the last ``user`` message of
-  ``gen_ai.input.messages`` (its text parts joined by newlines), else OpenInference's last user
-  ``llm.input_messages.N.message.content``, else ``input.value``;
-- ``execute_tool``, or OpenInference ``TOOL``: a tool_call (``gen_ai.tool.name`` /
-  ``tool.name``, arguments ``gen_ai.tool.call.arguments``);
-- ``invoke_agent``: the execution itself, not a step: when it is exported (it has ended), the
-  execution ends, its duration the span's;
-- any other span: a step of type ``span``.
-Events are ordered by start time (then span id) and timestamped with it in epoch milliseconds.
+Mapping, per span (loopsense.platform.telemetry.otlp_content reads each instrumentor's
+attributes):
+- execution: ``gen_ai.conversation.id``, else ``session.id``, else the trace id in hex;
+- an LLM span: an llm_call (model, user_message); a tool span: a tool_call (name, arguments,
+  result); an agent span: not a step, and the root one (no parent) ends its execution, its
+  duration the span's (a sub-agent's never does, nor any in a session, which outlives the
+  traces of its runs: it ends by the idle rule); any other span, whatever its attributes: a
+  step of type ``span``.
+- an LLM span whose user message is not in its attributes waits for its log records (content
+  in events: ``gen_ai.client.inference.operation.details``, ``gen_ai.user.message``), joined by
+  trace and span id in either order: the span is ingested when its log record arrives, when its
+  execution ends, or after JOIN_WAIT_MS (the sweeper), with or without a message.
+Events are ordered by start time in nanoseconds (then span id) and timestamped with it in epoch
+milliseconds.
 
 The whole request is decoded, mapped and every batch checked before anything is written; a
 malformed request is a 400 and nothing of it is ingested. Each execution's batches carry an
 Idempotency-Key derived from the request's bytes, so an exporter's retry of the same request is
-applied once. Spans of an execution that has already ended are rejected and counted in OTLP's
-``partial_success`` (the rest is ingested). Errors answer with OTLP's own body, a
-``google.rpc.Status`` (code, message), encoded like the request (protobuf or JSON).
+applied once (a join taken by a request is found again by its retry). Spans of an execution that
+has already ended are rejected and counted in OTLP's ``partial_success`` (the rest is ingested).
+Errors answer with OTLP's own body, a ``google.rpc.Status`` (code, message), encoded like the
+request (protobuf or JSON).
 """
 
 from __future__ import annotations
@@ -40,20 +41,24 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopsense import jsonio
 from loopsense.errors import LoopsenseError, validation_error
+from loopsense.platform.telemetry import otlp_content as content
 from loopsense.platform.telemetry.ingest import (
-    EXECUTION_ID,
+    DAY_S,
     INVALID,
     MAX_BATCH_EVENTS,
     Ingestion,
     check_batch,
 )
+from loopsense.platform.telemetry.store import join_pk
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 MAX_INFLATED_BYTES = 16 * 1024 * 1024
-MAX_MESSAGE_CHARS = 100_000  # a user_message longer than this is cut (identical_call hashes it)
-LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+# How long an LLM span without its message waits for its log records (exporters batch spans
+# and logs apart: 5 s and 1 s by default).
+JOIN_WAIT_MS = 30_000
 # google.rpc.Code for each HTTP status the route answers with.
 RPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 409: 10, 429: 8, 500: 13, 503: 14, 504: 4}
 
@@ -62,11 +67,15 @@ def _bad(issue: str, path: str = "body") -> LoopsenseError:
     return validation_error(path, issue, INVALID)
 
 
+Placed = tuple[int, str, dict[str, Any]]  # (start ns, span id hex, event)
+
+
 @dataclass
 class Mapped:
-    events: dict[str, list[tuple[int, bytes, dict[str, Any]]]] = field(
-        default_factory=lambda: defaultdict(list))
-    ends: dict[str, int] = field(default_factory=dict)  # execution -> duration ms
+    events: dict[str, list[Placed]] = field(default_factory=lambda: defaultdict(list))
+    ends: dict[str, tuple[str, int]] = field(default_factory=dict)  # execution -> (trace, ms)
+    # LLM spans without their message: (trace hex, span hex, execution, placed event)
+    unjoined: list[tuple[str, str, str, Placed]] = field(default_factory=list)
 
 
 # ---- decoding ----------------------------------------------------------------------------------
@@ -103,20 +112,22 @@ def _hex_ids_to_base64(node: Any) -> None:
             _hex_ids_to_base64(value)
 
 
-def decode(body: bytes, content_type: str | None) -> Any:
+def decode(body: bytes, content_type: str | None, logs: bool = False) -> Any:
     from google.protobuf import json_format
     from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
 
     kind = (content_type or "").split(";")[0].strip().lower()
-    request = ExportTraceServiceRequest()
+    request = ExportLogsServiceRequest() if logs else ExportTraceServiceRequest()
+    name = type(request).__name__
     if kind == PROTOBUF:
         try:
             request.ParseFromString(body)
         except (DecodeError, RecursionError, ValueError):
-            raise _bad("is not an OTLP ExportTraceServiceRequest (protobuf)") from None
+            raise _bad(f"is not an OTLP {name} (protobuf)") from None
         return request
     if kind == JSON:
         try:
@@ -127,7 +138,7 @@ def decode(body: bytes, content_type: str | None) -> Any:
         try:
             json_format.ParseDict(document, request, ignore_unknown_fields=True)
         except (json_format.ParseError, RecursionError, TypeError, ValueError):
-            raise _bad("is not an OTLP ExportTraceServiceRequest (JSON)") from None
+            raise _bad(f"is not an OTLP {name} (JSON)") from None
         return request
     raise _bad(f"must be {PROTOBUF} or {JSON}", "Content-Type")
 
@@ -152,77 +163,16 @@ def attributes(span: Any) -> dict[str, Any]:
     return {kv.key: _value(kv.value) for kv in span.attributes}
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def genai_user_message(raw: Any) -> str | None:
-    """The text of the last ``user`` message of ``gen_ai.input.messages`` (a JSON string, or
-    already structured), its text parts joined by newlines."""
-    messages = raw
-    if isinstance(raw, str):
-        try:
-            messages = json.loads(raw)
-        except ValueError:
-            return None
-    if not isinstance(messages, list):
-        return None
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") == "user":
-            parts = message.get("parts")
-            if isinstance(parts, list):
-                texts = [p["content"] for p in parts if isinstance(p, dict)
-                         and p.get("type") == "text" and isinstance(p.get("content"), str)]
-                return "\n".join(texts) if texts else None
-            return _text(message.get("content"))
-    return None
-
-
-def openinference_user_message(attrs: dict[str, Any]) -> str | None:
-    found: dict[int, dict[str, Any]] = defaultdict(dict)
-    for key, value in attrs.items():
-        if key.startswith("llm.input_messages."):
-            index, _, rest = key[len("llm.input_messages."):].partition(".")
-            if index.isdigit() and rest in ("message.role", "message.content"):
-                found[int(index)][rest] = value
-    for position in sorted(found, reverse=True):
-        if found[position].get("message.role") == "user":
-            return _text(found[position].get("message.content"))
-    return None
-
-
-def execution_of(attrs: dict[str, Any], trace_id: bytes) -> str:
-    conversation = attrs.get("gen_ai.conversation.id")
-    if isinstance(conversation, str) and conversation:
-        if EXECUTION_ID.fullmatch(conversation):
-            return conversation
-        return "conv-" + hashlib.sha256(conversation.encode("utf-8")).hexdigest()[:40]
-    return trace_id.hex()
-
-
 def span_event(attrs: dict[str, Any], start_ms: int) -> dict[str, Any] | None:
-    """The telemetry event of one span; None for the agent span (the execution itself)."""
-    operation = attrs.get("gen_ai.operation.name")
-    kind = attrs.get("openinference.span.kind")
-    if operation == "invoke_agent" or (operation is None and kind == "AGENT"):
+    """The telemetry event of one span; None for an agent span (the execution itself)."""
+    kind = content.kind_of(attrs)
+    if kind == content.AGENT:
         return None
-    if operation in LLM_OPERATIONS or (operation is None and kind == "LLM"):
-        model = _text(attrs.get("gen_ai.request.model")) or _text(attrs.get("llm.model_name"))
-        message = (genai_user_message(attrs.get("gen_ai.input.messages"))
-                   or openinference_user_message(attrs) or _text(attrs.get("input.value")))
-        if message is not None:
-            message = message[:MAX_MESSAGE_CHARS]
-        return {"type": "llm_call", "model": model, "user_message": message,
-                "timestamp": start_ms}
-    if operation == "execute_tool" or (operation is None and kind == "TOOL"):
-        event: dict[str, Any] = {"type": "tool_call", "timestamp": start_ms}
-        name = _text(attrs.get("gen_ai.tool.name")) or _text(attrs.get("tool.name"))
-        if name is not None:
-            event["name"] = name
-        arguments = attrs.get("gen_ai.tool.call.arguments")
-        if arguments is not None:
-            event["arguments"] = arguments
-        return event
+    if kind == content.LLM:
+        return {"type": "llm_call", "model": content.model_of(attrs),
+                "user_message": content.user_message(attrs), "timestamp": start_ms}
+    if kind == content.TOOL:
+        return {"type": "tool_call", **content.tool_call(attrs), "timestamp": start_ms}
     return {"type": "span", "timestamp": start_ms}
 
 
@@ -237,18 +187,121 @@ def map_request(request: Any) -> Mapped:
                 if span.end_time_unix_nano and span.end_time_unix_nano < span.start_time_unix_nano:
                     raise _bad("endTimeUnixNano must not be before startTimeUnixNano", path)
                 attrs = attributes(span)
-                execution = execution_of(attrs, span.trace_id)
-                start_ms = span.start_time_unix_nano // 1_000_000
-                event = span_event(attrs, start_ms)
+                execution, root_ends = content.execution_of(attrs, span.trace_id)
+                start = span.start_time_unix_nano
+                event = span_event(attrs, start // 1_000_000)
+                trace, span_hex = span.trace_id.hex(), span.span_id.hex()
                 if event is None:
-                    duration = (span.end_time_unix_nano - span.start_time_unix_nano) // 1_000_000
-                    mapped.ends[execution] = max(0, duration)
+                    if root_ends and not span.parent_span_id:  # the root agent: the run ended
+                        duration = (span.end_time_unix_nano - start) // 1_000_000
+                        mapped.ends[execution] = (trace, max(0, duration))
+                elif event["type"] == "llm_call" and not content.has_input(attrs):
+                    mapped.unjoined.append((trace, span_hex, execution, (start, span_hex, event)))
                 else:
-                    mapped.events[execution].append((start_ms, bytes(span.span_id), event))
+                    mapped.events[execution].append((start, span_hex, event))
     return mapped
 
 
+def map_logs(request: Any) -> dict[tuple[str, str], dict[str, Any]]:
+    """The content log records add to their spans: (trace hex, span hex) -> content (the last
+    record of a span that carries a user message wins)."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for r, resource_logs in enumerate(request.resource_logs):
+        for s, scope_logs in enumerate(resource_logs.scope_logs):
+            for i, record in enumerate(scope_logs.log_records):
+                if not record.trace_id and not record.span_id:
+                    continue  # not about a span: nothing to join
+                if len(record.trace_id) != 16 or len(record.span_id) != 8:
+                    raise _bad("traceId must be 16 bytes and spanId 8 bytes",
+                               f"resourceLogs.{r}.scopeLogs.{s}.logRecords.{i}")
+                attrs = attributes(record)
+                name = record.event_name or attrs.get("event.name") or ""
+                body = _value(record.body) if record.HasField("body") else None
+                added = content.log_content(str(name), attrs, body)
+                if added is not None:
+                    found[(record.trace_id.hex(), record.span_id.hex())] = added
+    return found
+
+
+def _completed(event: dict[str, Any], added: dict[str, Any] | None) -> dict[str, Any]:
+    if not added:
+        return event
+    return {**event, "user_message": added["user_message"],
+            "model": event.get("model") or added.get("model")}
+
+
 # ---- ingesting ---------------------------------------------------------------------------------
+
+
+def _batches(events: dict[str, list[Placed]]) -> list[tuple[str, int, dict[str, Any]]]:
+    """Each execution's events in order, cut into checked batches: (execution, n, batch)."""
+    plans = []
+    for execution in sorted(events):
+        ordered = [event for _, _, event in sorted(events[execution], key=lambda e: e[:2])]
+        for n, start in enumerate(range(0, len(ordered), MAX_BATCH_EVENTS)):
+            batch = {"events": ordered[start:start + MAX_BATCH_EVENTS]}
+            check_batch(batch)
+            plans.append((execution, n, batch))
+    return plans
+
+
+def _apply(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any,
+           plans: list[tuple[str, int, dict[str, Any]]], key: str) -> int:
+    """Feed the batches; the number of events refused because their execution had ended."""
+    rejected = 0
+    ended: set[str] = set()
+    for execution, n, batch in plans:
+        if execution in ended:
+            rejected += len(batch["events"])
+            continue
+        try:
+            ingestion.add(tenant, plan, thresholds, execution, batch, f"{key}-{n}")
+        except LoopsenseError as error:
+            if error.code != "EXECUTION_ENDED":
+                raise
+            ended.add(execution)
+            rejected += len(batch["events"])
+    return rejected
+
+
+def _expires(ingestion: Ingestion) -> int:
+    return ingestion.clock() // 1000 + DAY_S
+
+
+def _join_spans(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, mapped: Mapped,
+                taker: str) -> None:
+    """LLM spans without their message: completed by log records already here, else left to
+    wait (a join item), except in executions this request ends: those go now, as they are."""
+    store = ingestion.store
+    now = ingestion.clock()
+    for trace, span, execution, (start, span_hex, event) in mapped.unjoined:
+        pending = jsonio.dumps({"execution": execution, "start": start, "event": event,
+                                "plan": plan, "thresholds": thresholds})
+        if execution in mapped.ends:
+            found = store.joined(tenant, trace, span)
+            added = jsonio.loads(found["content"]) if found and "content" in found else None
+            mapped.events[execution].append((start, span_hex, _completed(event, added)))
+            continue
+        item = store.join(tenant, trace, span, "pending", pending, _expires(ingestion),
+                          now + JOIN_WAIT_MS)
+        if item is None or "content" in item:  # taken already, or its log records are here
+            taken = None if item is None else store.take(join_pk(tenant, trace), span, taker)
+            taken = taken or store.joined(tenant, trace, span)
+            if taken and taken.get("takenBy") == taker:
+                added = jsonio.loads(taken["content"]) if "content" in taken else None
+                mapped.events[execution].append((start, span_hex, _completed(event, added)))
+    # A run that ends takes its spans still waiting with it.
+    for execution, (trace, _) in sorted(mapped.ends.items()):
+        for item in store.waiting(tenant, trace):
+            waiting = jsonio.loads(item["pending"])
+            if waiting["execution"] != execution:
+                continue
+            taken = item if item.get("takenBy") == taker else store.take(
+                item["pk"], item["sk"], taker)
+            if taken and taken.get("takenBy") == taker:
+                added = jsonio.loads(taken["content"]) if "content" in taken else None
+                mapped.events[execution].append(
+                    (waiting["start"], str(item["sk"]), _completed(waiting["event"], added)))
 
 
 def ingest(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, body: bytes,
@@ -258,31 +311,67 @@ def ingest(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, body: 
     raw = inflate(body, content_encoding)
     mapped = map_request(decode(raw, content_type))
     digest = hashlib.sha256(raw).hexdigest()[:32]
-    plans: list[tuple[str, int, dict[str, Any]]] = []
-    for execution in sorted(mapped.events):
-        ordered = [event for _, _, event in sorted(mapped.events[execution],
-                                                   key=lambda e: (e[0], e[1]))]
-        for n, start in enumerate(range(0, len(ordered), MAX_BATCH_EVENTS)):
-            batch = {"events": ordered[start:start + MAX_BATCH_EVENTS]}
-            check_batch(batch)  # all checked before anything is written
-            plans.append((execution, n, batch))
-    rejected = 0
-    ended: set[str] = set()
-    for execution, n, batch in plans:
-        if execution in ended:
-            rejected += len(batch["events"])
-            continue
-        try:
-            ingestion.add(tenant, plan, thresholds, execution, batch, f"otlp-{digest}-{n}")
-        except LoopsenseError as error:
-            if error.code != "EXECUTION_ENDED":
-                raise
-            ended.add(execution)
-            rejected += len(batch["events"])
-    for execution, duration in sorted(mapped.ends.items()):
+    everything: dict[str, list[Placed]] = defaultdict(list)
+    for execution, placed in mapped.events.items():
+        everything[execution].extend(placed)
+    for _, _, execution, placed_one in mapped.unjoined:
+        everything[execution].append(placed_one)
+    _batches(everything)  # all checked before anything is written
+    _join_spans(ingestion, tenant, plan, thresholds, mapped, f"span-{digest}")
+    rejected = _apply(ingestion, tenant, plan, thresholds, _batches(mapped.events),
+                      f"otlp-{digest}")
+    for execution, (_, duration) in sorted(mapped.ends.items()):
         if execution in mapped.events or ingestion.store.execution(tenant, execution):
             ingestion.end(tenant, execution, {"durationMs": duration})
     return rejected
+
+
+def ingest_logs(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, body: bytes,
+                content_type: str | None, content_encoding: str | None) -> int:
+    """POST /v1/logs: each record's content joined to its span; the spans that were waiting
+    are ingested now. The number of rejected spans (their execution had ended)."""
+    raw = inflate(body, content_encoding)
+    found = map_logs(decode(raw, content_type, logs=True))
+    digest = hashlib.sha256(raw).hexdigest()[:32]
+    taker = f"log-{digest}"
+    store = ingestion.store
+    rejected = 0
+    for (trace, span), added in sorted(found.items()):
+        item = store.join(tenant, trace, span, "content", jsonio.dumps(added),
+                          _expires(ingestion))
+        if item is None:  # taken already: by this request (a retry) or another
+            item = store.joined(tenant, trace, span)
+            if not item or item.get("takenBy") != taker:
+                continue
+        elif "pending" in item:
+            item = store.take(join_pk(tenant, trace), span, taker)
+            if item is None:
+                continue
+        else:
+            continue  # the span has not arrived: it will find this content
+        waiting = jsonio.loads(item["pending"])
+        event = _completed(waiting["event"], added)
+        rejected += _apply(ingestion, tenant, plan, thresholds, [
+            (waiting["execution"], 0, {"events": [event]})], f"otlp-{taker}-{span}")
+    return rejected
+
+
+def release_waiting(ingestion: Ingestion, limit: int) -> int:
+    """The sweeper's part: spans that waited JOIN_WAIT_MS for log records that never came are
+    ingested without them. How many."""
+    store = ingestion.store
+    released = 0
+    for pk, sk in store.due_joins(ingestion.clock(), limit):
+        item = store.take(pk, sk, "sweeper")
+        if item is None:
+            continue
+        tenant = pk.split("#", 2)[1]
+        waiting = jsonio.loads(item["pending"])
+        _apply(ingestion, tenant, waiting["plan"], waiting["thresholds"], [
+            (waiting["execution"], 0, {"events": [waiting["event"]]})],
+            f"otlp-sweep-{hashlib.sha256(pk.encode()).hexdigest()[:16]}-{sk}")
+        released += 1
+    return released
 
 
 # ---- answers -----------------------------------------------------------------------------------
@@ -292,14 +381,18 @@ def _is_json(content_type: str | None) -> bool:
     return (content_type or "").split(";")[0].strip().lower() == JSON
 
 
-def success(rejected: int, content_type: str | None) -> tuple[str, bytes]:
+def success(rejected: int, content_type: str | None, logs: bool = False) -> tuple[str, bytes]:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceResponse,
     )
 
-    response = ExportTraceServiceResponse()
+    response: Any = ExportLogsServiceResponse() if logs else ExportTraceServiceResponse()
     if rejected:
-        response.partial_success.rejected_spans = rejected
+        if logs:
+            response.partial_success.rejected_log_records = rejected
+        else:
+            response.partial_success.rejected_spans = rejected
         response.partial_success.error_message = ("spans of executions that had already ended "
                                                   "(EXECUTION_ENDED)")
     if _is_json(content_type):

@@ -69,22 +69,25 @@ def _sizes(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def handle_otlp(event: dict[str, Any], service: Any) -> dict[str, Any]:
-    """POST /v1/traces: an OTLP/HTTP export -> ingestion; OTLP's own answer and error bodies."""
+    """POST /v1/traces and POST /v1/logs: an OTLP/HTTP export -> ingestion; OTLP's own answer
+    and error bodies."""
     from loopsense.platform.telemetry import otlp
 
     request = request_from_event(event)
     content_type = request.header("Content-Type")
+    logs = event.get("routeKey") == "POST /v1/logs"
 
     def run(log: dict[str, Any]) -> dict[str, Any]:
         who = identity_from_context(request.authorizer)
-        log["tenant"], log["route"] = who.tenant_id, "POST /v1/traces"
+        log["tenant"], log["route"] = who.tenant_id, event.get("routeKey", "POST /v1/traces")
         if len(request.body) > MAX_OTLP_BODY_BYTES:
             raise validation_error("body", f"must be at most {MAX_OTLP_BODY_BYTES} bytes",
                                    "EXECUTION_EVENTS_INVALID")
-        rejected = otlp.ingest(service, who.tenant_id, who.plan, who.thresholds, request.body,
-                               content_type, request.header("Content-Encoding"))
+        feed = otlp.ingest_logs if logs else otlp.ingest
+        rejected = feed(service, who.tenant_id, who.plan, who.thresholds, request.body,
+                        content_type, request.header("Content-Encoding"))
         log["rejected_spans"] = rejected
-        return _binary(200, *otlp.success(rejected, content_type), request.request_id)
+        return _binary(200, *otlp.success(rejected, content_type, logs), request.request_id)
 
     response = answer("otlp", request, run)
     if response["statusCode"] < 400:

@@ -12,12 +12,14 @@ Access patterns and keys (docs/failure-groups.md has the full table):
 | a failure group | ``G#<tenant>`` | ``<signature>`` |
 | an execution of a group | ``M#<tenant>#<signature>`` | ``<firedAt>#<execution>`` |
 | the tenant's telemetry settings | ``S#<tenant>`` | ``#settings`` |
+| an OTLP span and its log records, joined | ``J#<tenant>#<trace id>`` | ``<span id>`` |
 
 Indexes: ``byLastSeen`` (gpk ``G#<tenant>``, gsk ``<lastSeen>#<signature>``) lists a tenant's
 groups newest first; ``byClass`` (cpk ``G#<tenant>#<class>``, same gsk) lists one class; ``byIdle``
 (ipk ``open``, idleAt) is sparse: only executions not yet ended carry ipk, so the sweeper finds
-the idle ones without a scan. Every key starts with the tenant (the sweeper's index aside, which
-holds keys only), so no query of one tenant can reach another's items.
+the idle ones without a scan (and, under ipk ``join``, the OTLP spans still waiting for their
+log records). Every key starts with the tenant (the sweeper's index aside, which holds keys
+only), so no query of one tenant can reach another's items.
 
 Counters are made idempotent per batch: an ADD carries the batch's seq into a number set and is
 conditional on the set not holding it yet, so a retried batch never counts twice. A signature is
@@ -39,6 +41,7 @@ from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
 STATE = "#state"
 SETTINGS = "#settings"
 OPEN = "open"
+JOIN = "join"
 BY_LAST_SEEN = "byLastSeen"
 BY_CLASS = "byClass"
 BY_IDLE = "byIdle"
@@ -56,6 +59,10 @@ def execution_pk(tenant: str, execution: str) -> str:
 
 def group_pk(tenant: str) -> str:
     return f"G#{tenant}"
+
+
+def join_pk(tenant: str, trace: str) -> str:
+    return f"J#{tenant}#{trace}"
 
 
 def member_pk(tenant: str, signature: str) -> str:
@@ -78,7 +85,7 @@ def unpack(blob: Any) -> list[Any]:
 @dataclass(frozen=True, slots=True)
 class Fire:
     signature: str
-    cls: str  # "loops" | "semantic_loop"
+    cls: str  # "loops" | "semantic_loop" | "tool_calls"
     sub: str
     canonical_state: str | None = None
 
@@ -254,6 +261,60 @@ class TelemetryStore:
             _, tenant, execution = from_item(item)["pk"].split("#", 2)
             found.append((tenant, execution))
         return found
+
+    # ---- OTLP spans joined to their log records ----------------------------------------------
+    def join(self, tenant: str, trace: str, span: str, part: str, value: str,
+             expires_at: int, wait_until: int | None = None) -> dict[str, Any] | None:
+        """Record one side of a span's join (``part``: "content" from its log records, "pending"
+        the span's own event, waiting until ``wait_until`` for them); the item after, or None
+        when the join was already taken (its item is then ``joined``)."""
+        sets = "#p = :v, expiresAt = :exp" + (
+            ", ipk = :join, idleAt = :wait" if wait_until is not None else "")
+        values = {":v": _v(value), ":exp": _v(expires_at)}
+        if wait_until is not None:
+            values.update({":join": _v(JOIN), ":wait": _v(wait_until)})
+        try:
+            answer = self.db.call(
+                "update_item", TableName=self.table, Key=to_item({"pk": join_pk(tenant, trace),
+                                                                  "sk": span}),
+                UpdateExpression=f"SET {sets}", ExpressionAttributeNames={"#p": part},
+                ConditionExpression="attribute_not_exists(takenBy)",
+                ExpressionAttributeValues=values, ReturnValues="ALL_NEW")
+        except ConditionFailed:
+            return None
+        return from_item(answer["Attributes"])
+
+    def joined(self, tenant: str, trace: str, span: str) -> dict[str, Any] | None:
+        return self._get(join_pk(tenant, trace), span)
+
+    def take(self, pk: str, sk: str, taker: str) -> dict[str, Any] | None:
+        """Take a waiting span's join for ``taker`` (it ingests the span's event): the item, or
+        None when another took it first. The item stays, marked, so a retry of the taker's
+        request finds its own take again (``takenBy``)."""
+        try:
+            answer = self.db.call(
+                "update_item", TableName=self.table, Key=to_item({"pk": pk, "sk": sk}),
+                UpdateExpression="SET takenBy = :who REMOVE ipk, idleAt",
+                ConditionExpression="attribute_exists(pending) AND attribute_not_exists(takenBy)",
+                ExpressionAttributeValues={":who": _v(taker)}, ReturnValues="ALL_NEW")
+        except ConditionFailed:
+            return None
+        return from_item(answer["Attributes"])
+
+    def waiting(self, tenant: str, trace: str) -> list[dict[str, Any]]:
+        """The joins of one trace that hold a span's event (taken or not)."""
+        items = self.db.query(
+            self.table, KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": _v(join_pk(tenant, trace))}, ConsistentRead=True)
+        return [item for item in items if "pending" in item]
+
+    def due_joins(self, now_ms: int, limit: int) -> list[tuple[str, str]]:
+        """Joins whose span has waited its time for log records: (pk, sk)."""
+        page = self.db.call(
+            "query", TableName=self.table, IndexName=BY_IDLE, Limit=limit,
+            KeyConditionExpression="ipk = :join AND idleAt <= :now",
+            ExpressionAttributeValues={":join": _v(JOIN), ":now": _v(now_ms)})
+        return [(str(from_item(i)["pk"]), str(from_item(i)["sk"])) for i in page.get("Items", [])]
 
     # ---- failure groups ----------------------------------------------------------------------
     def group(self, tenant: str, signature: str) -> dict[str, Any] | None:
