@@ -68,10 +68,12 @@ def test_eight_concurrent_writers_with_retries_count_the_execution_once(server, 
     fired = [s for a in answers for s in a.json()["fired"]]
     assert sorted(fired) == sorted(set(fired))  # each signature recorded by one request only
     assert sum(a.json()["duplicate"] for a in answers) == 2 * len(range(0, len(batches), 4))
-    assert _end(server, tenant, "loop-1").status == 200
+    ended = _end(server, tenant, "loop-1")
+    assert ended.status == 200
     items = {g["signature"]: g for g in _groups(server, tenant)["items"]}
-    assert set(items) == set(fired)
+    assert set(items) == set(fired) | set(ended.json()["fired"])
     assert {IDENTICAL, "loops/step_count_10+", "loops/step_count_50+"} <= set(items)
+    assert any(s.startswith("tool_calls/repeated_call_") for s in ended.json()["fired"])
     assert all(g["executions"] == 1 for g in items.values())
 
 
@@ -144,7 +146,8 @@ def test_routing_changes_the_severity_shown_never_the_counts(server, tenant):
     before = {g["signature"]: g for g in _groups(server, tenant)["items"]}
     routed = server.request({"loops": "info"}, key=tenant, method="PUT",
                             path="/v1/severity-routing")
-    assert routed.status == 200 and routed.json() == {"loops": "info", "semantic_loop": "warning"}
+    assert routed.status == 200 and routed.json() == {"loops": "info", "semantic_loop": "warning",
+                                                       "tool_calls": "warning"}
     after = {g["signature"]: g for g in _groups(server, tenant)["items"]}
     assert set(after) == set(before)
     for signature, group in after.items():
@@ -159,7 +162,8 @@ def test_routing_changes_the_severity_shown_never_the_counts(server, tenant):
     assert bad.status == 400 and MARK not in bad.body.decode()
     assert bad.json()["error"]["details"][0]["path"] == "semantic_loop"
     current = server.request(b"", key=tenant, method="GET", path="/v1/severity-routing")
-    assert current.json() == {"loops": "info", "semantic_loop": "warning"}
+    assert current.json() == {"loops": "info", "semantic_loop": "warning",
+                              "tool_calls": "warning"}
 
 
 def test_retention_is_shown_and_set_per_tenant(server, tenant, operator):

@@ -64,9 +64,9 @@ def _openinference_loop() -> dict[str, Any]:
 
 
 def _curl(server: Server, key: str | None, body: bytes, content_type: str,
-          *extra: str) -> tuple[int, bytes]:
+          *extra: str, path: str = "/v1/traces") -> tuple[int, bytes]:
     args = ["curl", "-s", "-o", "-", "-w", "\n%{http_code}", "-X", "POST",
-            f"{server.url}/v1/traces", "-H", f"Content-Type: {content_type}",
+            f"{server.url}{path}", "-H", f"Content-Type: {content_type}",
             "--data-binary", "@-", *extra]
     if key is not None:
         args += ["-H", f"Authorization: Bearer {key}"]
@@ -173,3 +173,47 @@ def test_a_missing_key_is_a_401_status(server):
                            "-H", "Content-Encoding: gzip")
     assert status == 401
     assert Status.FromString(answer).code == 16
+
+
+def _event_only_loop(trace: str) -> tuple[bytes, bytes]:
+    """openai-v2's event_only mode as OTLP JSON: chat spans without content, and a log record
+    per span carrying it (gen_ai.client.inference.operation.details, structured attributes)."""
+    spans = [{**_span(n + 1, {"gen_ai.operation.name": "chat",
+                              "gen_ai.request.model": MODEL}), "traceId": trace}
+             for n in range(3)]
+    messages = {"arrayValue": {"values": [{"kvlistValue": {"values": [
+        {"key": "role", "value": {"stringValue": "user"}},
+        {"key": "parts", "value": {"arrayValue": {"values": [{"kvlistValue": {"values": [
+            {"key": "type", "value": {"stringValue": "text"}},
+            {"key": "content", "value": {"stringValue": QUESTION}}]}}]}}}]}}]}}
+    records = [{"traceId": trace, "spanId": f"{n + 1:016x}",
+                "eventName": "gen_ai.client.inference.operation.details",
+                "attributes": [{"key": "gen_ai.request.model", "value": {"stringValue": MODEL}},
+                               {"key": "gen_ai.input.messages", "value": messages}]}
+               for n in range(3)]
+    logs = {"resourceLogs": [{"scopeLogs": [{"scope": {"name": "genai"},
+                                             "logRecords": records}]}]}
+    return json.dumps(_export(spans)).encode(), json.dumps(logs).encode()
+
+
+def test_logs_as_gzip_json_join_their_spans_in_either_order(server, tenant):
+    for n, logs_first in enumerate((True, False)):
+        trace = f"{n + 1:032x}"
+        spans, logs = _event_only_loop(trace)
+        sends = [("/v1/logs", logs), ("/v1/traces", spans)]
+        for path, body in sends if logs_first else sends[::-1]:
+            status, answer = _curl(server, tenant, gzip.compress(body), "application/json",
+                                   "-H", "Content-Encoding: gzip", path=path)
+            assert status == 200 and json.loads(answer) == {}
+    assert _groups(server, tenant)[SIGNATURE]["executions"] == 2
+
+
+def test_a_malformed_log_export_is_a_400_status(server, tenant):
+    status, answer = _curl(server, tenant, b'{"resourceLogs": "' + MARK.encode() + b'"}',
+                           "application/json", path="/v1/logs")
+    assert status == 400 and MARK.encode() not in answer
+    assert json.loads(answer)["code"] == 3
+    status, answer = _curl(server, tenant, b"\x0a\xff\xff", "application/x-protobuf",
+                           path="/v1/logs")
+    assert status == 400 and Status.FromString(answer).message.startswith(
+        "EXECUTION_EVENTS_INVALID: body: is not an OTLP ExportLogsServiceRequest")

@@ -116,6 +116,7 @@ def test_every_python_route_is_called_by_a_method() -> None:
     client.executions.events("e1", [{"type": "step"}])
     client.executions.end("e1")
     client.export_traces({"resourceSpans": []})
+    client.export_logs({"resourceLogs": []})
     client.failure_groups.list()
     client.failure_groups.get("loops/identical_call_00000000")
     settings = client.settings
@@ -181,7 +182,8 @@ def test_telemetry_failure_groups_and_playbooks_through_the_sdk(server: Server,
 def test_tenant_settings_through_the_sdk(server: Server, operator: Operator) -> None:
     _, key = operator.new_tenant("team")
     settings = Client(key, server.url).settings
-    assert settings.severity_routing() == {"loops": "warning", "semantic_loop": "warning"}
+    assert settings.severity_routing() == {"loops": "warning", "semantic_loop": "warning",
+                                           "tool_calls": "warning"}
     assert settings.set_severity_routing(semantic_loop="info")["semantic_loop"] == "info"
     assert settings.severity_routing()["semantic_loop"] == "info"
     retention = settings.set_telemetry_settings(group_retention_days=30)

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 
 import { ConnectionError, LoopsenseError, RequestTimeoutError, errorFromResponse } from "./errors.js";
 import { FailureGroups } from "./failureGroups.js";
-import { EXECUTE, PLAYBOOK, TRACES, routePath } from "./routes.js";
+import { EXECUTE, LOGS, PLAYBOOK, TRACES, routePath } from "./routes.js";
 import type { Route } from "./routes.js";
 import { Runs } from "./runs.js";
 import { Settings } from "./settings.js";
@@ -176,6 +176,15 @@ export class Client {
    */
   async exportTraces(exportJson: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> {
     return (await this.request(TRACES, { body: exportJson, signal })) as Record<string, unknown>;
+  }
+
+  /**
+   * POST /v1/logs: an OTLP/HTTP log export in OTLP JSON (`{resourceLogs: [...]}`): the GenAI
+   * events carrying the messages of the spans sent to exportTraces, joined to them by trace and
+   * span id. OTLP's `{partialSuccess}`.
+   */
+  async exportLogs(exportJson: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return (await this.request(LOGS, { body: exportJson, signal })) as Record<string, unknown>;
   }
 
   /**

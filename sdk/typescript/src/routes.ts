@@ -49,6 +49,7 @@ export const RUN_CONTEXT = route("POST", "/v1/runs/{runId}/context");
 export const EXECUTION_EVENTS = route("POST", "/v1/executions/{executionId}/events");
 export const EXECUTION_END = route("POST", "/v1/executions/{executionId}/end");
 export const TRACES = route("POST", "/v1/traces");
+export const LOGS = route("POST", "/v1/logs");
 export const FAILURE_GROUPS = route("GET", "/v1/failure-groups");
 export const FAILURE_GROUP = route("GET", "/v1/failure-groups/{signature}");
 
@@ -66,7 +67,7 @@ export const ROUTES: readonly Route[] = Object.freeze([
   EXECUTE, PLAYBOOK, RUN_AGENTS, RUN_STEPS, RUN_SIGNAL, RUN_RESET, RUN_CONFIG, RUN_MEMORY_PUT,
   RUN_MEMORY_GET, RUN_MEMORY_DELETE, RUN_MEMORY, RUN_LESSONS_ADD, RUN_LESSONS, RUN_EVENTS,
   RUN_CIRCUIT_BREAK, RUN_SNAPSHOT, RUN_RESTORE, RUN_CONTEXT, EXECUTION_EVENTS, EXECUTION_END,
-  TRACES, FAILURE_GROUPS, FAILURE_GROUP, SEVERITY_ROUTING_GET, SEVERITY_ROUTING_PUT,
+  TRACES, LOGS, FAILURE_GROUPS, FAILURE_GROUP, SEVERITY_ROUTING_GET, SEVERITY_ROUTING_PUT,
   TELEMETRY_SETTINGS_GET, TELEMETRY_SETTINGS_PUT, DETECTOR_THRESHOLDS_GET, DETECTOR_THRESHOLDS_PUT,
   TIME_BUDGET_GET, TIME_BUDGET_PUT,
 ]);

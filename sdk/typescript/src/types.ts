@@ -434,7 +434,7 @@ export interface ExecutionEnded {
 }
 
 export type Severity = "critical" | "warning" | "info";
-export type FailureGroupClass = "loops" | "semantic_loop";
+export type FailureGroupClass = "loops" | "semantic_loop" | "tool_calls";
 
 export interface FailureGroup {
   signature: string;
@@ -473,6 +473,7 @@ export interface FailureGroupDetail {
 export interface SeverityRouting {
   loops?: Severity;
   semantic_loop?: Severity;
+  tool_calls?: Severity;
 }
 
 export interface TelemetrySettings {

@@ -33,6 +33,7 @@ test("every route is called by a method, with its method and path", async () => 
   await client.execute("agent.loop_detect", { events: [{ action: "a" }, { action: "a" }] });
   await client.playbook("identical_call");
   await client.exportTraces({ resourceSpans: [] });
+  await client.exportLogs({ resourceLogs: [] });
   await runs.register("r:1", { agentId: "ari" });
   await runs.steps("r:1", [{ kind: "message", text: "hi" }], { agentId: "ari" });
   await runs.signal("r:1", { agentId: "ari" });

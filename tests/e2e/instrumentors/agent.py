@@ -181,24 +181,25 @@ def _without_default_exporter() -> None:
     set_trace_processors([])
 
 
+def _instrumented_agents(base_url: str, instrumentor: Any) -> list[Any]:
+    _without_default_exporter()
+    tracer_provider, _ = _providers()
+    instrumentor().instrument(tracer_provider=tracer_provider)
+    _agents(base_url)
+    return [tracer_provider]
+
+
 def agents_openinference(base_url: str) -> list[Any]:
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
-    _without_default_exporter()
-    tracer_provider, _ = _providers()
-    OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
-    _agents(base_url)
-    return [tracer_provider]
+    return _instrumented_agents(base_url, OpenAIAgentsInstrumentor)
 
 
 def agents_otel(base_url: str) -> list[Any]:
+    """opentelemetry-instrumentation-openai-agents-v2 (the OpenTelemetry project's)."""
     from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
-    _without_default_exporter()
-    tracer_provider, _ = _providers()
-    OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
-    _agents(base_url)
-    return [tracer_provider]
+    return _instrumented_agents(base_url, OpenAIAgentsInstrumentor)
 
 
 MODES: dict[str, Callable[[str], list[Any]]] = {

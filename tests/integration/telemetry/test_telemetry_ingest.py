@@ -6,7 +6,6 @@ under concurrent and retried batches, and a batch cut short by a crash is finish
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -16,14 +15,11 @@ import pytest
 from loopsense.core.buckets import step_buckets_crossed
 from loopsense.core.signatures import hash8
 from loopsense.errors import LoopsenseError
+from loopsense.platform.telemetry import tool_calls
 from loopsense.platform.telemetry.failure_groups import FailureGroups
 from loopsense.platform.telemetry.ingest import Ingestion
 from loopsense.platform.telemetry.store import TelemetryStore
-from loopsense.settings import Settings
 from loopsense.skills import loops, semantic_loop
-from loopsense.store.dynamo import Dynamo
-from loopsense_local.embedded import EmbeddedDynamoDB
-from loopsense_local.tables import create_tables
 from tests.concurrency import all_at_once
 
 CAP = 3_600_000
@@ -37,16 +33,9 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[Stack]:
-    embedded = EmbeddedDynamoDB("127.0.0.1", 0).start()
-    try:
-        client = embedded.client()
-        config = Settings()
-        create_tables(client, config)
-        store = TelemetryStore(Dynamo(client), config.telemetry_table)
-        yield Stack(store, Ingestion(store, lambda plan: CAP), FailureGroups(store))
-    finally:
-        embedded.stop()
+def stack(telemetry_store: TelemetryStore) -> Stack:
+    store = telemetry_store
+    return Stack(store, Ingestion(store, lambda plan: CAP), FailureGroups(store))
 
 
 def _execution(rng: random.Random) -> list[dict[str, Any]]:
@@ -67,6 +56,9 @@ def _execution(rng: random.Random) -> list[dict[str, Any]]:
                      "metadata": {"step": rng.randint(0, 3), "Plan": rng.choice([" A", "a"])}}
         else:
             event = {"type": rng.choice(["tool_call", "message"])}
+            if event["type"] == "tool_call" and rng.random() < 0.7:  # the tool_calls class
+                event.update(name=rng.choice(["search", "book"]),
+                             arguments={"city": rng.choice(["Paris", "paris ", "Oslo"])})
         if rng.random() < 0.7:
             event["timestamp"] = start + i * rng.randint(100, 2_000)
         events.append(event)
@@ -81,8 +73,10 @@ def _batches(rng: random.Random, events: list[Any]) -> list[list[Any]]:
 
 def _stateless(events: list[Any], thresholds: dict[str, Any]) -> set[str]:
     found = {f["signature"] for f in loops.run({"events": events}, thresholds)["findings"]}
-    return found | {g["signature"] for g in
-                    semantic_loop.run({"events": events}, thresholds)["groups"]}
+    found |= {g["signature"] for g in semantic_loop.run({"events": events}, thresholds)["groups"]}
+    # The tool_calls class has no stateless skill: its rules over the whole execution (its own
+    # cases are in tests/unit/telemetry/test_tool_calls.py).
+    return found | set(tool_calls.signatures(events, thresholds))
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -197,12 +197,23 @@ class Client:
         gzipped with ``compress``, for a pipeline that already holds one; an OpenTelemetry
         exporter needs no SDK at all (docs/failure-groups.md). The answer: OTLP's
         ``{"partialSuccess": {...}}``. A malformed export is a ``ValidationError`` (400)."""
+        return self._export(R.TRACES, export, compress)
+
+    def export_logs(self, export: Mapping[str, Any], *, compress: bool = False,
+                    ) -> dict[str, Any]:
+        """``POST /v1/logs``: an OTLP/HTTP log export in OTLP JSON (``{"resourceLogs": [...]}``):
+        the GenAI events that carry the messages of the spans sent to ``export_traces``,
+        joined to them by trace and span id. Answered and refused like ``export_traces``."""
+        return self._export(R.LOGS, export, compress)
+
+    def _export(self, route: R.Route, export: Mapping[str, Any], compress: bool,
+                ) -> dict[str, Any]:
         data = _json_bytes(export)
         headers = {"Content-Type": "application/json"}
         if compress:
             data = gzip.compress(data)
             headers["Content-Encoding"] = "gzip"
-        return cast(dict[str, Any], self._send(R.TRACES.method, R.TRACES.path(), data, headers))
+        return cast(dict[str, Any], self._send(route.method, route.path(), data, headers))
 
     # ---- one helper per v1 skill --------------------------------------------------------------
     def loop_detect(self, events: Sequence[Mapping[str, Any]], *, window: int | None = None,

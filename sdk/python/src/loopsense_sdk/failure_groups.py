@@ -20,7 +20,7 @@ from loopsense_sdk.types import FailureGroup, FailureGroupDetail, FailureGroupPa
 
 __all__ = ["FailureGroups"]
 
-GroupClass = Literal["loops", "semantic_loop"]
+GroupClass = Literal["loops", "semantic_loop", "tool_calls"]
 
 
 class FailureGroups:

@@ -55,6 +55,7 @@ RUN_CONTEXT = Route("POST", "/v1/runs/{runId}/context")
 EXECUTION_EVENTS = Route("POST", "/v1/executions/{executionId}/events")
 EXECUTION_END = Route("POST", "/v1/executions/{executionId}/end")
 TRACES = Route("POST", "/v1/traces")
+LOGS = Route("POST", "/v1/logs")
 FAILURE_GROUPS = Route("GET", "/v1/failure-groups")
 FAILURE_GROUP = Route("GET", "/v1/failure-groups/{signature}")
 

@@ -328,7 +328,7 @@ Severity = Literal["critical", "warning", "info"]
 
 FailureGroup = TypedDict("FailureGroup", {
     "signature": str,  # "loops/identical_call_1f0c2a9e", "semantic_loop:97a932d8"
-    "class": Literal["loops", "semantic_loop"],
+    "class": Literal["loops", "semantic_loop", "tool_calls"],
     "sub": str,
     "severity": Severity,  # the tenant's routing of the class, applied when read
     "executions": int,
@@ -365,10 +365,11 @@ class FailureGroupDetail(TypedDict):
 
 # ---- tenant settings --------------------------------------------------------------------------
 class SeverityRouting(TypedDict, total=False):
-    """GET/PUT /v1/severity-routing (a PUT takes any subset; the answer has both)."""
+    """GET/PUT /v1/severity-routing (a PUT takes any subset; the answer has every class)."""
 
     loops: Severity
     semantic_loop: Severity
+    tool_calls: Severity
 
 
 class TelemetrySettings(TypedDict, total=False):

@@ -10,7 +10,8 @@ fires once per execution and subject:
   monitor's canonical call key), so every execution stuck on that call lands in one group;
 - ``tool_calls/cycle_<8 hex>``: the SHA-256 of the cycle's call keys from its smallest rotation
   (the same cycle entered at another call is the same group).
-A tool call whose arguments were redacted is not counted.
+A tool call without a name (nothing to say which tool repeats), or whose arguments were
+redacted, is not counted.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def signatures(events: Sequence[Mapping[str, Any]], thresholds: Mapping[str, Any
     entries: list[dict[str, Any]] = []
     found: set[str] = set()
     for index, event in enumerate(events):
-        if event.get("type") != "tool_call" or event.get("redacted"):
+        if (event.get("type") != "tool_call" or event.get("redacted")
+                or not isinstance(event.get("name"), str)):
             continue
         step: dict[str, Any] = {"kind": "tool_call", "action": event.get("name"),
                                 "args": event.get("arguments")}
