@@ -30,6 +30,7 @@ class Route:
     pattern: re.Pattern[str]
     route_key: str  # "GET /v1/playbooks/{name}", as API Gateway names it
     code_dir: str  # the function's CodeUri, e.g. "functions/execute/"
+    authorized: bool = True  # False: the event says Auth: {Authorizer: NONE}
 
     def match(self, path: str) -> dict[str, str] | None:
         found = self.pattern.fullmatch(path)
@@ -46,8 +47,12 @@ def template_routes(template: dict[str, Any]) -> list[Route]:
             if event["Type"] != "HttpApi":
                 continue
             method, path = event["Properties"]["Method"].upper(), event["Properties"]["Path"]
-            pattern = re.compile(re.sub(r"\\{(\w+)\\}", r"(?P<\1>[^/]+)", re.escape(path)))
-            routes.append(Route(method, pattern, f"{method} {path}", props["CodeUri"]))
+            # {name} is one segment, a greedy {name+} the rest of the path (API Gateway's rule)
+            pattern = re.sub(r"\\{(\w+)\\}", r"(?P<\1>[^/]+)", re.escape(path))
+            pattern = re.sub(r"\\{(\w+)\\\+\\}", r"(?P<\1>.+)", pattern)
+            auth = (event["Properties"].get("Auth") or {}).get("Authorizer")
+            routes.append(Route(method, re.compile(pattern), f"{method} {path}",
+                                props["CodeUri"], auth != "NONE"))
     return sorted(routes, key=lambda r: r.route_key)
 
 
@@ -117,7 +122,7 @@ class Gateway:
             {"version": "2.0", "type": "REQUEST", "routeKey": route.route_key, **request,
              "requestContext": context},
             LocalContext("authorizer", request_id),
-        )
+        ) if route.authorized else {}
         try:
             text, encoded = body.decode("utf-8"), False
         except UnicodeDecodeError:

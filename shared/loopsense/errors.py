@@ -50,6 +50,7 @@ PLATFORM_ERRORS: dict[str, ErrorKind] = {
     "RUN_AGENT_NOT_FOUND": ErrorKind(
         404, False, "register the agent (POST /v1/runs/{runId}/agents) or send its steps first"
     ),
+    "RUN_NOT_FOUND": ErrorKind(404, False, "list the live runs with GET /v1/runs"),
     "RUN_WRITE_CONFLICT": ErrorKind(
         409, True, "retry the same request (with the same Idempotency-Key)"
     ),

@@ -20,7 +20,7 @@ from tests.infra.test_template import REPO_ROOT
 
 # test_template checks this against template.yaml
 READERS = ("authorizer", "execute", "runs", "settings", "telemetry_ingest", "telemetry_otlp",
-           "telemetry_sweeper", "failure_groups")
+           "telemetry_sweeper", "failure_groups", "usage")
 BASE_ENV = {"PATH": os.environ.get("PATH", ""), "AWS_DEFAULT_REGION": "us-east-1",
             "POWERTOOLS_TRACE_DISABLED": "1"}
 ALL_TABLES = {env_name(f): local_table_name(f) for f in TABLE_FIELDS}
@@ -83,7 +83,7 @@ def test_an_invalid_setting_is_named_too():
 
 
 def test_functions_that_do_not_read_the_store_start_without_any():
-    for function in ("playbooks", "loop_detect"):
+    for function in ("playbooks", "loop_detect", "dashboard"):
         started = cold_start(function, {})
         assert started.returncode == 0, started.stderr
 

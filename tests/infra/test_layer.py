@@ -205,6 +205,10 @@ def test_every_function_answers_its_event_from_the_build_output(built, runtime, 
     body = json.loads(executed["body"])
     assert body["output"]["loopDetected"] is True and body["billing"] == {"credits": 1}
     assert answers.pop("SettingsFunction")["statusCode"] == 200
+    used = answers.pop("UsageFunction")
+    assert used["statusCode"] == 200 and len(json.loads(used["body"])["days"]) == 30, used
+    page = answers.pop("DashboardFunction")  # the site's files are in the function's folder
+    assert page["statusCode"] == 200 and page["headers"]["Content-Encoding"] == "gzip", page
     assert answers.pop("RunsFunction")["statusCode"] == 200
     playbook = answers.pop("PlaybooksFunction")
     assert playbook["statusCode"] == 200 and json.loads(playbook["body"])["name"]

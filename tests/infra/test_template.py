@@ -26,6 +26,7 @@ BIN = Path(sys.executable).parent
 # Every other AWS::Serverless::Function must be a skill in the catalog.
 PLATFORM_FUNCTIONS: frozenset[str] = frozenset({"AuthorizerFunction", "ExecuteFunction",
                                                "PlaybooksFunction", "SettingsFunction",
+                                               "DashboardFunction", "UsageFunction",
                                                "RunsFunction", "TelemetryIngestFunction",
                                                "TelemetryOtlpFunction",
                                                "TelemetrySweeperFunction",
@@ -277,7 +278,7 @@ def test_every_table_is_known_to_settings_and_named_to_every_function_that_reads
     readers = store_readers(template)
     assert readers == {"AuthorizerFunction", "ExecuteFunction", "RunsFunction", "SettingsFunction",
                        "TelemetryIngestFunction", "TelemetryOtlpFunction",
-                       "TelemetrySweeperFunction", "FailureGroupsFunction"}
+                       "TelemetrySweeperFunction", "FailureGroupsFunction", "UsageFunction"}
     for name, function in _functions(template).items():
         variables = (_prop(template, function, "Environment") or {}).get("Variables", {})
         named = {v: variables[v] for v in variables if v.endswith("_TABLE")}
@@ -326,6 +327,7 @@ def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(templat
         str({"Fn::GetAtt": ["RunsTable", "Arn"]}): sorted([
             "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem",
             "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]),
+        str({"Fn::Sub": "${RunsTable.Arn}/index/byActivity"}): ["dynamodb:Query"],
         str({"Fn::GetAtt": ["PlansTable", "Arn"]}): ["dynamodb:GetItem"],
         str({"Fn::GetAtt": ["UsageTable", "Arn"]}): ["dynamodb:PutItem", "dynamodb:UpdateItem"],
         str({"Fn::GetAtt": ["RateLimitsTable", "Arn"]}): ["dynamodb:UpdateItem"],
@@ -341,7 +343,13 @@ def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(templat
                      ("POST", "/v1/runs/{runId}/circuit-break"),
                      ("GET", "/v1/runs/{runId}/snapshots/{snapshotId}"),
                      ("POST", "/v1/runs/{runId}/snapshots/{snapshotId}/restore"),
-                     ("POST", "/v1/runs/{runId}/context")}
+                     ("POST", "/v1/runs/{runId}/context"), ("GET", "/v1/runs"),
+                     ("GET", "/v1/runs/{runId}")}
     table = template["Resources"]["RunsTable"]["Properties"]
     assert [k["AttributeName"] for k in table["KeySchema"]] == ["pk", "sk"]
+    # GET /v1/runs: the tenant's agent items by last write, keys only (no Scan, no bodies)
+    [index] = table["GlobalSecondaryIndexes"]
+    assert index["IndexName"] == "byActivity"
+    assert [k["AttributeName"] for k in index["KeySchema"]] == ["apk", "ask"]
+    assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
     assert table["TimeToLiveSpecification"]["AttributeName"] == "expiresAt"

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from loopsense.platform.telemetry.failure_groups import FailureGroups
     from loopsense.platform.telemetry.ingest import Ingestion
     from loopsense.platform.telemetry.store import TelemetryStore
+    from loopsense.platform.usage.service import Usage
 
 
 def build_execute(config: Settings, invoker: Invoker | None = None) -> Execute:
@@ -67,6 +68,16 @@ def build_runs(config: Settings) -> Runs:
 @lru_cache(maxsize=1)
 def runs() -> Runs:
     return build_runs(settings())
+
+
+@lru_cache(maxsize=1)
+def usage() -> Usage:
+    from loopsense.platform.usage.service import Usage
+    from loopsense.store.metering import Metering
+
+    config = settings()
+    db = Dynamo(make_client(config))
+    return Usage(Accounts(db, config), Metering(db, config))
 
 
 @lru_cache(maxsize=1)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from loopsense.settings import Settings
-from loopsense.store.dynamo import ConditionFailed, Dynamo, to_item
+from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
 
 RATE_COUNTER_TTL_S = 120
 
@@ -91,10 +91,14 @@ class Metering:
             {"Update": {
                 "TableName": self.s.usage_table,
                 "Key": to_item({"tenantId": tenant_id, "sk": _period(period)}),
-                "UpdateExpression": "ADD used :cost",
+                # and one more call of the record's skill on its day (GET /v1/usage reads them
+                # with the period: no query of the records)
+                "UpdateExpression": "ADD used :cost, #calls :one",
                 "ConditionExpression": "attribute_not_exists(used) OR used <= :max",
+                "ExpressionAttributeNames": {"#calls": calls_name(record.at, record.skill_key)},
                 "ExpressionAttributeValues": {":cost": {"N": str(record.credits)},
-                                              ":max": {"N": str(quota - record.credits)}},
+                                              ":max": {"N": str(quota - record.credits)},
+                                              ":one": {"N": "1"}},
             }},
             {"Put": {
                 "TableName": self.s.usage_table,
@@ -117,6 +121,17 @@ class Metering:
     def _claimed_by(self, tenant_id: str, once: Once) -> str | None:
         item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _once(once.key)})
         return str(item["executionId"]) if item else None
+
+    def periods(self, tenant_id: str, periods: list[str]) -> dict[str, dict[str, Any]]:
+        """The period items of ``periods`` (one BatchGetItem): what was used, and the calls of
+        each day and skill (``calls_of``); an absent period is {}."""
+        keys = [to_item({"tenantId": tenant_id, "sk": _period(p)}) for p in periods]
+        request = {self.s.usage_table: {"Keys": keys, "ConsistentRead": True}}
+        found = {str(item["sk"]).removeprefix("PERIOD#"): item
+                 for page in self.db.batch("batch_get_item", request, "UnprocessedKeys")
+                 for item in map(from_item, page.get("Responses", {}).get(self.s.usage_table,
+                                                                           []))}
+        return {p: found.get(p, {}) for p in periods}
 
     def records(self, tenant_id: str, period: str | None = None) -> list[UsageRecord]:
         items = self.db.query(
@@ -145,6 +160,22 @@ def _once(key: str) -> str:
 def period_of(moment: datetime) -> str:
     """The quota period a moment falls in: its calendar month, UTC ("2026-11")."""
     return moment.astimezone(UTC).strftime("%Y-%m")
+
+
+def calls_name(at: str, skill_key: str) -> str:
+    """The period item's counter of one day's calls of one skill: ``calls#<DD>#<skill>``
+    (``at`` is the record's ISO-8601 UTC time; a month has at most 31 such days)."""
+    return f"calls#{at[8:10]}#{skill_key}"
+
+
+def calls_of(item: dict[str, Any]) -> dict[tuple[str, str], int]:
+    """A period item's counters: {(day of month "DD", skill key): calls}."""
+    found = {}
+    for name, value in item.items():
+        if name.startswith("calls#"):
+            _, day, skill = name.split("#", 2)
+            found[(day, skill)] = int(value)
+    return found
 
 
 def _period(period: str) -> str:

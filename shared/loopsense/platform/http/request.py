@@ -46,6 +46,15 @@ def request_from_event(event: dict[str, Any]) -> Request:
     )
 
 
+def limit_param(raw: str | None, default: int, maximum: int) -> int:
+    """A listing's ``limit`` query parameter: ``default`` when absent, else 1..``maximum``."""
+    if raw is None:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= maximum:
+        raise validation_error("limit", f"must be an integer from 1 to {maximum}")
+    return int(raw)
+
+
 def json_body(body: bytes, limit: int) -> Any:
     """A request body as JSON; over ``limit`` bytes it is refused before parsing."""
     if len(body) > limit:

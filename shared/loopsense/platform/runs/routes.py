@@ -14,6 +14,7 @@ from loopsense.platform.http.answer import dispatch
 from loopsense.platform.http.request import Request, json_body
 from loopsense.platform.runs.monitor import MAX_BODY, MAX_STEPS_BODY, Runs
 from loopsense.platform.runs.recover import Recover
+from loopsense.platform.runs.views import RunViews
 
 RUN = "/v1/runs/{runId}"
 Action = Callable[[Runs, Any, Request], dict[str, Any]]
@@ -39,6 +40,9 @@ def _keyed(request: Request) -> tuple[Any, bytes, str | None]:
 
 
 ROUTES: dict[str, Action] = {
+    # reading runs (platform/runs/views.py)
+    "GET /v1/runs": lambda runs, who, request: RunViews(runs).list(who, request.query),
+    f"GET {RUN}": lambda runs, who, request: RunViews(runs).detail(who, _run(request)),
     f"POST {RUN}/steps": _steps,
     f"POST {RUN}/agents": lambda runs, who, request: runs.register(
         who, request.params.get("runId", ""), _body(request)),

@@ -12,6 +12,10 @@ a partition), ``sk`` = the item's kind:
 - ``MEMORY``, ``LESSON#<id>``, ``EVENT#<seq>`` (and the run's ``#MEMORY`` partition): working
   memory, lessons and snapshots, the event log (platform/runs/memory_store.py).
 
+Every agent item also carries the keys of the ``byActivity`` index (keys only): ``apk`` (the
+tenant id) and ``ask`` (its ``updatedAt``), so a tenant's runs are listed newest activity first
+without a Scan (GET /v1/runs, platform/runs/views.py).
+
 Every item carries ``expiresAt`` (epoch seconds, the table's TTL attribute): its last write plus
 the tenant's ``run_retention_days``. TTL deletes lazily, so readers treat an item whose
 ``expiresAt`` has passed as absent (``AgentItem.live``).
@@ -31,6 +35,7 @@ from loopsense.store.dynamo import Dynamo, from_item, to_item, unavailable
 
 AGENT = "AGENT#"
 CONFIG = "CONFIG"
+ACTIVITY_INDEX = "byActivity"
 # Reasons a transaction lost to a concurrent write (re-read and try again).
 CONFLICTS = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 
@@ -56,6 +61,7 @@ class AgentItem:
     body: dict[str, Any] = field(default_factory=dict)
     expires_at: int = 0
     created_at: str | None = None
+    updated_at: str | None = None
 
     def live(self, now: int) -> bool:
         return self.version > 0 and self.expires_at > now
@@ -65,7 +71,7 @@ class AgentItem:
         blob = item["body"]
         return cls(item["agentId"], int(item["version"]), item.get("role"),
                    decode(bytes(blob.value if hasattr(blob, "value") else blob)),
-                   int(item["expiresAt"]), item.get("createdAt"))
+                   int(item["expiresAt"]), item.get("createdAt"), item.get("updatedAt"))
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,29 @@ class RunStore:
                                        ":agent": {"S": AGENT}})
         return [AgentItem.from_item(i) for i in items]
 
+    def run(self, tenant_id: str, run_id: str) -> tuple[list[AgentItem], ConfigItem | None]:
+        """One Query (consistent): every agent of the run and its config. ``AGENT#...`` sorts
+        just before ``CONFIG`` and no other kind sorts between them (EVENT#, LESSON#, MEMORY)."""
+        items = self.db.query(
+            self.table, ConsistentRead=True,
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :agent AND :config",
+            ExpressionAttributeValues={":pk": {"S": partition(tenant_id, run_id)},
+                                       ":agent": {"S": AGENT}, ":config": {"S": CONFIG}})
+        agents = [AgentItem.from_item(i) for i in items if i["sk"].startswith(AGENT)]
+        config = next((_config(i) for i in items if i["sk"] == CONFIG), None)
+        return agents, config
+
+    def recent(self, tenant_id: str, limit: int, start: dict[str, Any] | None
+               ) -> tuple[list[dict[str, str]], dict[str, Any] | None]:
+        """One page of the tenant's agent items by activity, newest first (the byActivity
+        index: keys only): ``[{"pk", "sk", "apk", "ask"}]`` and the key to go on from."""
+        page = self.db.call(
+            "query", TableName=self.table, IndexName=ACTIVITY_INDEX, Limit=limit,
+            ScanIndexForward=False, KeyConditionExpression="apk = :t",
+            ExpressionAttributeValues={":t": {"S": tenant_id}},
+            **({"ExclusiveStartKey": start} if start else {}))
+        return [from_item(i) for i in page.get("Items", [])], page.get("LastEvaluatedKey")
+
     # writes: transaction actions, combined by the caller ------------------------------------
     def put_agent(self, tenant_id: str, run_id: str, agent: AgentItem, blob: bytes, now: str,
                   expires_at: int) -> dict[str, Any]:
@@ -131,7 +160,7 @@ class RunStore:
                   "agentId": agent.agent_id, "role": agent.role, "version": agent.version + 1,
                   "seq": agent.body["monitor"]["next"], "body": blob,
                   "createdAt": agent.created_at or now, "updatedAt": now,
-                  "expiresAt": expires_at}
+                  "expiresAt": expires_at, "apk": tenant_id, "ask": now}
         if agent.version == 0:
             return {"Put": {"TableName": self.table, "Item": to_item(values),
                             "ConditionExpression": "attribute_not_exists(sk)"}}

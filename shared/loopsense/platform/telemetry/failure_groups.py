@@ -13,13 +13,19 @@ from typing import Any
 from urllib.parse import unquote
 
 from loopsense.errors import Detail, LoopsenseError, validation_error
+from loopsense.platform.http.request import limit_param
 from loopsense.platform.telemetry import tool_calls
 from loopsense.platform.telemetry.ingest import (
     DEFAULT_GROUP_DAYS,
     DEFAULT_TELEMETRY_DAYS,
     Retention,
 )
-from loopsense.platform.telemetry.store import TelemetryStore, decode_cursor, encode_cursor
+from loopsense.platform.telemetry.store import (
+    TelemetryStore,
+    decode_cursor,
+    encode_cursor,
+    timeline,
+)
 from loopsense.playbooks import playbook
 
 CLASSES = ("loops", "semantic_loop", tool_calls.CLASS)
@@ -53,14 +59,6 @@ def view(group: Mapping[str, Any], routing: Mapping[str, str]) -> dict[str, Any]
             "playbook": playbook_name(group)}
 
 
-def _limit(raw: str | None) -> int:
-    if raw is None:
-        return DEFAULT_LIMIT
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
-        raise validation_error("limit", f"must be an integer from 1 to {MAX_LIMIT}")
-    return int(raw)
-
-
 def _choice(name: str, raw: str | None, allowed: tuple[str, ...]) -> str | None:
     if raw is not None and raw not in allowed:
         raise validation_error(name, f"must be one of {', '.join(allowed)}")
@@ -75,7 +73,7 @@ class FailureGroups:
 
     # ---- groups ------------------------------------------------------------------------------
     def list(self, tenant: str, query: Mapping[str, str]) -> dict[str, Any]:
-        limit = _limit(query.get("limit"))
+        limit = limit_param(query.get("limit"), DEFAULT_LIMIT, MAX_LIMIT)
         cls = _choice("class", query.get("class"), CLASSES)
         severity = _choice("severity", query.get("severity"), SEVERITIES)
         after = None
@@ -112,7 +110,7 @@ class FailureGroups:
                 "executions": [{"executionId": m["executionId"], "firedAt": m["firedAt"]}
                                for m in members],
                 "playbook": playbook(playbook_name(group)),
-                "canonicalState": canonical}
+                "canonicalState": canonical, "timeline": timeline(group)}
 
     # ---- severity routing --------------------------------------------------------------------
     def routing(self, tenant: str) -> dict[str, str]:

@@ -201,11 +201,13 @@ class TelemetryStore:
                 "ConditionExpression": "attribute_not_exists(pk)"}},
             {"Update": {
                 "TableName": self.table, "Key": to_item({"pk": gpk, "sk": fire.signature}),
-                "UpdateExpression": "ADD executions :one SET #c = :c, #s = :s, "
+                # and one more execution on the day (UTC) it fired: the group's timeline
+                "UpdateExpression": "ADD executions :one, #d :one SET #c = :c, #s = :s, "
                                     "firstSeen = if_not_exists(firstSeen, :now), "
                                     "lastSeen = :now, gpk = :gpk, cpk = :cpk, gsk = :gsk, "
                                     "expiresAt = :exp",
-                "ExpressionAttributeNames": {"#c": "class", "#s": "sub"},
+                "ExpressionAttributeNames": {"#c": "class", "#s": "sub",
+                                             "#d": DAY_PREFIX + now_iso[:10]},
                 "ExpressionAttributeValues": {
                     ":one": _v(1), ":c": _v(fire.cls), ":s": _v(fire.sub), ":now": _v(now_iso),
                     ":gpk": _v(gpk), ":cpk": _v(f"{gpk}#{fire.cls}"),
@@ -366,6 +368,15 @@ class TelemetryStore:
             ExpressionAttributeValues={f":a{i}": _v(v) for i, v in enumerate(values.values())},
             ReturnValues="ALL_NEW")
         return from_item(answer["Attributes"])
+
+
+DAY_PREFIX = "d#"  # a group's executions of one day: d#2026-12-01
+
+
+def timeline(group: dict[str, Any]) -> list[dict[str, Any]]:
+    """A group item's day counters, oldest first: [{"day", "executions"}]."""
+    return [{"day": name.removeprefix(DAY_PREFIX), "executions": int(value)}
+            for name, value in sorted(group.items()) if name.startswith(DAY_PREFIX)]
 
 
 def encode_cursor(gsk: str) -> str:

@@ -1,0 +1,17 @@
+"""GET / and GET /ui/{path+}: the dashboard's files from site/ (platform.dashboard).
+Wiring only."""
+
+from pathlib import Path
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from loopsense.platform.dashboard.files import handle, load_site
+from loopsense.observability import lambda_entry
+
+SITE = load_site(Path(__file__).parent / "site")  # cold start: read once
+
+
+@lambda_entry
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return handle(event, SITE)

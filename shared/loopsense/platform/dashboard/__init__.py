@@ -1,0 +1,1 @@
+"""The dashboard's files, served by the API itself (docs/dashboard.md)."""

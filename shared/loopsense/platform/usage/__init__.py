@@ -1,0 +1,1 @@
+"""A tenant's usage: credits against its plan, charged calls per day and skill."""
