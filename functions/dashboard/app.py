@@ -6,8 +6,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from loopsense.platform.dashboard.files import handle, load_site
 from loopsense.observability import lambda_entry
+from loopsense.platform.dashboard.files import handle, load_site
 
 SITE = load_site(Path(__file__).parent / "site")  # cold start: read once
 

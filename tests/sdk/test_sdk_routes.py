@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def service_routes() -> set[tuple[str, str]]:
     """The local gateway's route table (built from template.yaml's HttpApi events), checked
     against a plain reading of template.yaml's Path/Method pairs."""
-    table = {tuple(route.route_key.split(" ", 1)) for route in template_routes(load_template())}
+    # the dashboard's files (GET /, GET /ui/{path+}) are a page, not API routes
+    table = {tuple(route.route_key.split(" ", 1)) for route in template_routes(load_template())
+             if route.route_key.split(" ", 1)[1].startswith("/v1/")}
     text = (ROOT / "template.yaml").read_text(encoding="utf-8")
     pairs = re.findall(r"Path: (/v1/\S+)\s+Method: (\w+)", text)
     assert {(m.upper(), p) for p, m in pairs} == table
@@ -78,6 +80,7 @@ def _answer(template: str) -> dict[str, Any]:
         "/v1/runs/{runId}/context": {**run, "context_block": "", "items": [], "tokens": 0,
                                      "max_token_budget": 10},
         "/v1/failure-groups": {"items": [], "nextCursor": None},
+        "/v1/runs": {"items": [], "nextCursor": None},
     }
     return answers.get(template, run)
 
@@ -128,6 +131,9 @@ def test_every_python_route_is_called_by_a_method() -> None:
     settings.set_detector_thresholds({"revisit_threshold": 4})
     settings.time_budget()
     settings.set_time_budget(None)
+    runs.list(limit=5)
+    runs.get("r:1")
+    client.usage()
     assert called == {(r.method, r.template) for r in ROUTES}
 
 
@@ -199,4 +205,24 @@ def test_tenant_settings_through_the_sdk(server: Server, operator: Operator) -> 
     assert (budget["time_budget_ms"], budget["configured_time_budget_ms"]) == (120_000, 120_000)
     assert settings.time_budget() == budget
     assert settings.set_time_budget(None)["configured_time_budget_ms"] is None
+
+
+def test_runs_and_usage_through_the_sdk(server: Server, operator: Operator) -> None:
+    _, key = operator.new_tenant("team")
+    client = Client(key, server.url)
+    for _ in range(6):
+        client.runs.steps("sdk-read", [{"kind": "tool_call", "action": "poll", "args": {},
+                                        "result": {"state": "pending"}}], agent_id="ari")
+    client.runs.steps("sdk-read-2", [{"kind": "message", "text": "hi"}], agent_id="bo")
+    assert [r["runId"] for r in client.runs.all(page_size=1)] == ["sdk-read-2", "sdk-read"]
+    page = client.runs.list(limit=1)
+    assert len(page["items"]) == 1 and page["nextCursor"] is not None
+    run = client.runs.get("sdk-read")
+    [agent] = run["agents"]
+    assert agent["recommendation"] == client.runs.signal("sdk-read", agent_id="ari").raw["signal"][
+        "recommendation"]
+    with pytest.raises(NotFoundError):
+        client.runs.get("no-such-run")
+    usage = client.usage()
+    assert usage["credits"]["used"] == 7 and usage["days"][-1]["bySkill"] == {"runs.steps": 7}
     assert loopsense_sdk.ROUTES == ROUTES

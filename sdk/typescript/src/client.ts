@@ -4,13 +4,13 @@ import { randomUUID } from "node:crypto";
 
 import { ConnectionError, LoopsenseError, RequestTimeoutError, errorFromResponse } from "./errors.js";
 import { FailureGroups } from "./failureGroups.js";
-import { EXECUTE, LOGS, PLAYBOOK, TRACES, routePath } from "./routes.js";
+import { EXECUTE, LOGS, PLAYBOOK, TRACES, USAGE, routePath } from "./routes.js";
 import type { Route } from "./routes.js";
 import { Runs } from "./runs.js";
 import { Settings } from "./settings.js";
 import { Executions, Telemetry } from "./telemetry.js";
 import type { TelemetryOptions } from "./telemetry.js";
-import type { ExecuteResponse, Playbook, SkillKey, SkillMap } from "./types.js";
+import type { ExecuteResponse, Playbook, SkillKey, SkillMap, Usage } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
 export const SDK_VERSION = "0.1.0";
@@ -168,6 +168,12 @@ export class Client {
   /** GET /v1/playbooks/{name}: what to do about a finding (its `playbook`). */
   async playbook(name: string, signal?: AbortSignal): Promise<Playbook> {
     return (await this.request(PLAYBOOK, { params: { name }, signal })) as Playbook;
+  }
+
+  /** GET /v1/usage: this period's credits against the plan's, and the charged calls of each of
+   * the last 30 days (UTC), per skill. */
+  async usage(signal?: AbortSignal): Promise<Usage> {
+    return (await this.request(USAGE, { signal })) as Usage;
   }
 
   /**

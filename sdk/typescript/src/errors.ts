@@ -141,6 +141,7 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   EXECUTION_BATCH_OUT_OF_ORDER: ConflictError,
   EXECUTION_NOT_FOUND: NotFoundError,
   FAILURE_GROUP_NOT_FOUND: NotFoundError,
+  RUN_NOT_FOUND: NotFoundError,
 };
 
 /** The family of each HTTP status, for a code the SDK does not know yet (any other 5xx: InternalError). */

@@ -63,11 +63,16 @@ export const DETECTOR_THRESHOLDS_PUT = route("PUT", "/v1/detector-thresholds");
 export const TIME_BUDGET_GET = route("GET", "/v1/me/time-budget-config");
 export const TIME_BUDGET_PUT = route("PUT", "/v1/me/time-budget-config");
 
+// reading runs, usage (docs/runs.md "Reading runs", docs/dashboard.md)
+export const RUNS_LIST = route("GET", "/v1/runs");
+export const RUN_GET = route("GET", "/v1/runs/{runId}");
+export const USAGE = route("GET", "/v1/usage");
+
 export const ROUTES: readonly Route[] = Object.freeze([
   EXECUTE, PLAYBOOK, RUN_AGENTS, RUN_STEPS, RUN_SIGNAL, RUN_RESET, RUN_CONFIG, RUN_MEMORY_PUT,
   RUN_MEMORY_GET, RUN_MEMORY_DELETE, RUN_MEMORY, RUN_LESSONS_ADD, RUN_LESSONS, RUN_EVENTS,
   RUN_CIRCUIT_BREAK, RUN_SNAPSHOT, RUN_RESTORE, RUN_CONTEXT, EXECUTION_EVENTS, EXECUTION_END,
   TRACES, LOGS, FAILURE_GROUPS, FAILURE_GROUP, SEVERITY_ROUTING_GET, SEVERITY_ROUTING_PUT,
   TELEMETRY_SETTINGS_GET, TELEMETRY_SETTINGS_PUT, DETECTOR_THRESHOLDS_GET, DETECTOR_THRESHOLDS_PUT,
-  TIME_BUDGET_GET, TIME_BUDGET_PUT,
+  TIME_BUDGET_GET, TIME_BUDGET_PUT, RUNS_LIST, RUN_GET, USAGE,
 ]);

@@ -22,7 +22,7 @@ import { Tracker } from "./tracker.js";
 import type { TrackOptions } from "./tracker.js";
 import type {
   Briefing, CircuitBreak, JsonValue, Lesson, MemoryWrite, Restore, RunAgent, RunConfig, RunEvent,
-  RunMonitorConfig, RunReset, RunStep, SignalResult, StepsResult,
+  RunMonitorConfig, RunReset, RunStep, SignalResult, StepsResult, RunPage, RunSummary, RunDetail,
 } from "./types.js";
 
 /** Options every runs call takes. */
@@ -154,6 +154,32 @@ export class Runs {
     return (await this.#call(R.RUN_CONTEXT, runId, {
       body: { query: options.query, max_token_budget: options.maxTokenBudget ?? 1500 }, signal: options.signal,
     })) as Briefing;
+  }
+
+  // reading runs (docs/runs.md, "Reading runs") ------------------------------------------------
+  /** One page of the tenant's live runs, newest activity first (`limit` 1..50, default 20),
+   * each with its agents' signal and recommendation; `nextCursor` continues it. */
+  async list(options: { limit?: number; cursor?: string } & CallOptions = {}): Promise<RunPage> {
+    return (await this.#client.request(R.RUNS_LIST, {
+      query: { limit: options.limit, cursor: options.cursor }, signal: options.signal,
+    })) as RunPage;
+  }
+
+  /** Every live run, following the pages. */
+  async *all(options: { pageSize?: number } & CallOptions = {}): AsyncGenerator<RunSummary> {
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.list({ limit: options.pageSize ?? 50, cursor, signal: options.signal });
+      yield* page.items;
+      if (page.nextCursor === null) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  /** A run: each live agent's full signal (findings with their rationale) and recommendation,
+   * and its config; NotFoundError (RUN_NOT_FOUND) when it has no live agent. */
+  async get(runId: string, options: CallOptions = {}): Promise<RunDetail> {
+    return (await this.#call(R.RUN_GET, runId, { signal: options.signal })) as RunDetail;
   }
 
   async *#pages(route: Route, runId: string, params: Record<string, string>, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {

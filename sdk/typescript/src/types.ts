@@ -466,6 +466,8 @@ export interface FailureGroupDetail {
   executions: { executionId: string; firedAt: string }[];
   playbook: Playbook;
   canonicalState: string | null;
+  /** Affected executions per day (UTC), oldest first. */
+  timeline: { day: string; executions: number }[];
 }
 
 // ---- tenant settings (docs/failure-groups.md, docs/thresholds.md) ---------------------------
@@ -509,4 +511,46 @@ export interface TimeBudgetConfig {
   configured_time_budget_ms: number | null;
   default_time_budget_ms: number;
   clamped: boolean;
+}
+
+// ---- reading runs, usage (docs/runs.md "Reading runs", docs/dashboard.md) -------------------
+export interface RunAgentView {
+  agentId: string;
+  role: string | null;
+  /** Steps applied. */
+  sequence: number;
+  segmentStart: number;
+  createdAt: string | null;
+  lastActivity: string | null;
+  /** The merged verdict (GET .../signal's `signal`; in a listing without its findings), null
+   * while the monitor is off. */
+  signal: Record<string, unknown> | null;
+  recommendation: { action: "continue" | "nudge" | "break"; nudge?: string } | null;
+}
+
+export interface RunSummary {
+  runId: string;
+  lastActivity: string;
+  agents: RunAgentView[];
+}
+
+/** GET /v1/runs: live runs, newest activity first. */
+export interface RunPage {
+  items: RunSummary[];
+  nextCursor: string | null;
+}
+
+/** GET /v1/runs/{runId}: every live agent with its full signal, and the run's config. */
+export interface RunDetail extends RunSummary {
+  config: Record<string, unknown> | null;
+  retention: { days: number; expiresAt: string };
+}
+
+/** GET /v1/usage: this period's credits against the plan's, the last 30 days' charged calls. */
+export interface Usage {
+  plan: string;
+  period: string;
+  credits: { used: number; quota: number };
+  /** Oldest first, today (UTC) last. */
+  days: { day: string; calls: number; bySkill: Record<string, number> }[];
 }

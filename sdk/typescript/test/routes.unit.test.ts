@@ -12,6 +12,7 @@ function answerFor(path: string): unknown {
   if (/\/lessons\?/.test(path)) return { lessons: [], next: null };
   if (/\/events\?/.test(path)) return { events: [], next: null };
   if (path.startsWith("/v1/failure-groups?")) return { items: [], nextCursor: null };
+  if (path.startsWith("/v1/runs?")) return { items: [], nextCursor: null };
   if (/\/memory\//.test(path)) return { value: 1 };
   return {};
 }
@@ -62,6 +63,9 @@ test("every route is called by a method, with its method and path", async () => 
   await settings.setDetectorThresholds({ revisit_threshold: 4 });
   await settings.timeBudget();
   await settings.setTimeBudget(null);
+  await runs.list({ limit: 5 });
+  await runs.get("r:1");
+  await client.usage();
   assert.deepEqual([...called].sort(), ROUTES.map((r) => `${r.method} ${r.template}`).sort());
 });
 

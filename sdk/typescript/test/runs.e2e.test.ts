@@ -17,6 +17,23 @@ describe("runs against a real server", { skip }, () => {
   const client = new Client({ baseUrl: env.LOOPSENSE_BASE_URL ?? "" });
   const runs = client.runs;
 
+  test("runs are listed newest activity first and read with their recommendation; usage", async () => {
+    const run = `ts-read-${randomUUID().slice(0, 8)}`;
+    for (let i = 0; i < 6; i++) await runs.steps(run, [CALL], { agentId: "ari" });
+    const page = await runs.list({ limit: 1 });
+    assert.equal(page.items[0]?.runId, run);
+    const listed: string[] = [];
+    for await (const summary of runs.all({ pageSize: 2 })) listed.push(summary.runId);
+    assert.ok(listed.includes(run) && new Set(listed).size === listed.length);
+    const detail = await runs.get(run);
+    const signal = await runs.signal(run, { agentId: "ari" });
+    assert.deepEqual(detail.agents[0]?.recommendation, signal.signal.recommendation);
+    await assert.rejects(runs.get(`${run}-none`), NotFoundError);
+    const usage = await client.usage();
+    assert.equal(usage.days.length, 30);
+    assert.ok((usage.days.at(-1)?.bySkill["runs.steps"] ?? 0) >= 6);
+  });
+
   test("a repeated call is nudged; signal re-reads it; break and restore keep memory", async () => {
     const run = `ts:${randomUUID().slice(0, 12)}`;
     const agent = await runs.register(run, { agentId: "ari", role: "support" });

@@ -62,6 +62,7 @@ from loopsense_sdk.types import (
     SemanticLoopThresholds,
     SkillKey,
     TelemetryEvent,
+    Usage,
 )
 
 if TYPE_CHECKING:
@@ -190,6 +191,11 @@ class Client:
         """``GET /v1/playbooks/{name}``: what to do about a finding (a finding's or a failure
         group's ``playbook``); ``NotFoundError`` (PLAYBOOK_NOT_FOUND) for another name."""
         return cast(Playbook, self._send(R.PLAYBOOK.method, R.PLAYBOOK.path(name=name), None, {}))
+
+    def usage(self) -> Usage:
+        """``GET /v1/usage``: this period's credits against the plan's, and the charged calls
+        of each of the last 30 days (UTC), per skill."""
+        return cast(Usage, self._send(R.USAGE.method, R.USAGE.path(), None, {}))
 
     def export_traces(self, export: Mapping[str, Any], *, compress: bool = False,
                       ) -> dict[str, Any]:

@@ -259,6 +259,7 @@ _BY_CODE: dict[str, type[LoopsenseError]] = {
     "EXECUTION_BATCH_OUT_OF_ORDER": ConflictError,
     "EXECUTION_NOT_FOUND": NotFoundError,
     "FAILURE_GROUP_NOT_FOUND": NotFoundError,
+    "RUN_NOT_FOUND": NotFoundError,
 }
 
 _BY_STATUS: dict[int, type[LoopsenseError]] = {

@@ -69,6 +69,11 @@ DETECTOR_THRESHOLDS_PUT = Route("PUT", "/v1/detector-thresholds")
 TIME_BUDGET_GET = Route("GET", "/v1/me/time-budget-config")
 TIME_BUDGET_PUT = Route("PUT", "/v1/me/time-budget-config")
 
+# reading runs, usage (docs/runs.md "Reading runs", docs/dashboard.md)
+RUNS_LIST = Route("GET", "/v1/runs")
+RUN_GET = Route("GET", "/v1/runs/{runId}")
+USAGE = Route("GET", "/v1/usage")
+
 ROUTES: tuple[Route, ...] = tuple(sorted(
     (value for value in list(globals().values()) if isinstance(value, Route)),
     key=lambda r: (r.template, r.method)))

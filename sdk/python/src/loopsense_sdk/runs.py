@@ -37,7 +37,15 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
 from loopsense_sdk import routes as R
 from loopsense_sdk.routes import Route
-from loopsense_sdk.types import RunFinding, RunMonitorConfig, RunRule, RunStep
+from loopsense_sdk.types import (
+    RunDetail,
+    RunFinding,
+    RunMonitorConfig,
+    RunPage,
+    RunRule,
+    RunStep,
+    RunSummary,
+)
 
 if TYPE_CHECKING:
     from loopsense_sdk.client import Client
@@ -454,6 +462,30 @@ class Runs:
         to ``query``, within ``max_token_budget`` tokens."""
         body = {"query": query, "max_token_budget": max_token_budget}
         return Briefing.of(self._send(R.RUN_CONTEXT, body, runId=run_id))
+
+    # reading runs (docs/runs.md, "Reading runs") -------------------------------------------
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> RunPage:
+        """One page of the tenant's live runs, newest activity first (``limit`` 1..50, default
+        20), each with its agents' signal and recommendation; ``nextCursor`` continues it."""
+        query = {name: str(value) for name, value in (("limit", limit), ("cursor", cursor))
+                 if value is not None}
+        return cast(RunPage, self._send(R.RUNS_LIST, query=query))
+
+    def all(self, *, page_size: int = 50) -> Iterator[RunSummary]:
+        """Every live run, following the pages."""
+        cursor: str | None = None
+        while True:
+            page = self.list(limit=page_size, cursor=cursor)
+            yield from page["items"]
+            cursor = page["nextCursor"]
+            if cursor is None:
+                return
+
+    def get(self, run_id: str) -> RunDetail:
+        """A run: each live agent with its full signal (findings with their rationale) and
+        recommendation, and the run's config; ``NotFoundError`` (RUN_NOT_FOUND) when the run
+        has no live agent."""
+        return cast(RunDetail, self._send(R.RUN_GET, runId=run_id))
 
     def _pages(self, route: Route, **params: str) -> Iterator[dict[str, Any]]:
         query = {"limit": "1000"}

@@ -11,6 +11,13 @@ from __future__ import annotations
 from typing import Any, Generic, Literal, NotRequired, Required, TypedDict, TypeVar
 
 __all__ = [
+    "FailureGroupDay",
+    "RunAgentView",
+    "RunDetail",
+    "RunPage",
+    "RunSummary",
+    "Usage",
+    "UsageDay",
     "Billing",
     "DetectorThreshold",
     "DetectorThresholds",
@@ -361,6 +368,12 @@ class FailureGroupDetail(TypedDict):
     executions: list[FailureGroupExecution]  # the 20 most recent
     playbook: Playbook
     canonicalState: str | None  # semantic_loop: the revisited state while telemetry is kept
+    timeline: list[FailureGroupDay]  # affected executions per day (UTC), oldest first
+
+
+class FailureGroupDay(TypedDict):
+    day: str  # "2026-12-01"
+    executions: int
 
 
 # ---- tenant settings --------------------------------------------------------------------------
@@ -410,3 +423,60 @@ class TimeBudgetConfig(TypedDict):
     configured_time_budget_ms: int | None
     default_time_budget_ms: int
     clamped: bool
+
+
+# ---- reading runs, usage (docs/runs.md "Reading runs", docs/dashboard.md) ---------------------
+class RunAgentView(TypedDict):
+    agentId: str
+    role: str | None
+    sequence: int  # steps applied
+    segmentStart: int
+    createdAt: str | None
+    lastActivity: str | None
+    # the merged verdict (GET .../signal's ``signal``; in a listing without its findings),
+    # None while the monitor is off
+    signal: dict[str, Any] | None
+    recommendation: dict[str, Any] | None  # {"action": "continue" | "nudge" | "break", ...}
+
+
+class RunSummary(TypedDict):
+    runId: str
+    lastActivity: str
+    agents: list[RunAgentView]
+
+
+class RunPage(TypedDict):
+    """GET /v1/runs: live runs, newest activity first."""
+
+    items: list[RunSummary]
+    nextCursor: str | None
+
+
+class RunDetail(TypedDict):
+    """GET /v1/runs/{runId}: every live agent with its full signal (findings, rationale)."""
+
+    runId: str
+    lastActivity: str
+    agents: list[RunAgentView]
+    config: dict[str, Any] | None
+    retention: dict[str, Any]
+
+
+class UsageDay(TypedDict):
+    day: str  # "2026-12-01" (UTC)
+    calls: int  # charged calls
+    bySkill: dict[str, int]
+
+
+class UsageCredits(TypedDict):
+    used: int
+    quota: int
+
+
+class Usage(TypedDict):
+    """GET /v1/usage: this period's credits against the plan's, the last 30 days' calls."""
+
+    plan: str
+    period: str  # "2026-12"
+    credits: UsageCredits
+    days: list[UsageDay]  # oldest first, today last
