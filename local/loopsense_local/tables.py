@@ -75,13 +75,16 @@ def table_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def create_tables(client: Any, settings: Settings, template: dict[str, Any] | None = None) -> None:
-    """Create every table of the template that does not exist yet, and turn its TTL on where
-    the template does and the table (perhaps kept from an earlier run) has it off (idempotent)."""
+    """Create every table of the template that does not exist yet, add the indexes a table
+    kept from an earlier version lacks, and turn its TTL on where the template does and the
+    table has it off (idempotent)."""
     existing = set(client.list_tables().get("TableNames", []))
     for logical_id, props in table_definitions(template or load_template()).items():
         name = getattr(settings, TABLES[logical_id])
         if name not in existing:
             _create_table(client, name, props)
+        else:
+            _add_indexes(client, name, props)
         ttl = props.get("TimeToLiveSpecification")
         if not (ttl and ttl.get("Enabled")):
             continue
@@ -91,6 +94,20 @@ def create_tables(client: Any, settings: Settings, template: dict[str, Any] | No
                 TableName=name,
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
             )
+
+
+def _add_indexes(client: Any, name: str, props: dict[str, Any]) -> None:
+    """The template's global secondary indexes the table does not have yet (a data dir made
+    before they existed): created, with their keys' attribute definitions."""
+    have = {i["IndexName"] for i in client.describe_table(TableName=name)["Table"]
+            .get("GlobalSecondaryIndexes", [])}
+    missing = [i for i in props.get("GlobalSecondaryIndexes", []) if i["IndexName"] not in have]
+    for index in missing:  # DynamoDB takes one index creation per UpdateTable
+        keys = {k["AttributeName"] for k in index["KeySchema"]}
+        client.update_table(
+            TableName=name, GlobalSecondaryIndexUpdates=[{"Create": index}],
+            AttributeDefinitions=[d for d in props["AttributeDefinitions"]
+                                  if d["AttributeName"] in keys])
 
 
 def _create_table(client: Any, name: str, props: dict[str, Any]) -> None:

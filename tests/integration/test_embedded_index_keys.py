@@ -143,3 +143,57 @@ def test_a_data_file_from_before_index_keys_is_indexed_when_opened(
         assert query(again, "byG", "b") == wanted
     finally:
         again.close()
+
+
+def test_an_index_added_to_a_table_with_items_holds_them_and_survives_a_restart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """UpdateTable (Create): what create_tables does for a data dir from before an index of
+    the template existed (the runs table's byActivity)."""
+    path = tmp_path / DATABASE_FILE
+    engine = Engine(path)
+    without = {**TABLE, "GlobalSecondaryIndexes": TABLE["GlobalSecondaryIndexes"][1:],
+               "AttributeDefinitions": TABLE["AttributeDefinitions"][:3]}
+    engine.execute("CreateTable", without)
+    write_at_random(engine, random.Random(11), 200)
+    [by_g] = TABLE["GlobalSecondaryIndexes"][:1]
+    engine.execute("UpdateTable", {"TableName": "t", "AttributeDefinitions": TABLE[
+        "AttributeDefinitions"][3:], "GlobalSecondaryIndexUpdates": [{"Create": by_g}]})
+    wanted = expected(engine, "byG", "b")
+    assert wanted and query(engine, "byG", "b") == wanted
+    with pytest.raises(Exception, match="exists"):
+        engine.execute("UpdateTable", {"TableName": "t",
+                                       "GlobalSecondaryIndexUpdates": [{"Create": by_g}]})
+    engine.close()
+    again = Engine(path)
+    try:
+        no_full_reads(monkeypatch)
+        assert query(again, "byG", "b") == wanted
+    finally:
+        again.close()
+
+
+def test_create_tables_adds_the_templates_missing_indexes_to_kept_tables(tmp_path: Path) -> None:
+    from loopsense.settings import Settings
+    from loopsense.store.dynamo import make_client
+    from loopsense_local.embedded import EmbeddedDynamoDB
+    from loopsense_local.tables import create_tables, load_template
+
+    template = load_template()
+    runs = template["Resources"]["RunsTable"]["Properties"]
+    old = {**template, "Resources": {**template["Resources"], "RunsTable": {
+        **template["Resources"]["RunsTable"], "Properties": {
+            k: v for k, v in runs.items() if k != "GlobalSecondaryIndexes"}}}}
+    embedded = EmbeddedDynamoDB("127.0.0.1", 0, str(tmp_path)).start()
+    try:
+        config = Settings(dynamodb_endpoint=embedded.endpoint)
+        client = make_client(config)
+        create_tables(client, config, old)
+        assert "GlobalSecondaryIndexes" not in client.describe_table(
+            TableName=config.runs_table)["Table"]
+        create_tables(client, config)
+        create_tables(client, config)  # idempotent
+        indexes = client.describe_table(TableName=config.runs_table)["Table"][
+            "GlobalSecondaryIndexes"]
+        assert [i["IndexName"] for i in indexes] == ["byActivity"]
+    finally:
+        embedded.stop()

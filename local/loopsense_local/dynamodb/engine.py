@@ -82,6 +82,7 @@ class Engine:
         self._operations: dict[str, Callable[[Params], Params]] = {
             "CreateTable": self.create_table, "DeleteTable": self.delete_table,
             "DescribeTable": self.describe_table, "ListTables": self.list_tables,
+            "UpdateTable": self.update_table,
             "UpdateTimeToLive": self.update_time_to_live,
             "DescribeTimeToLive": self.describe_time_to_live,
             "GetItem": self.get_item, "PutItem": self.put_item, "UpdateItem": self.update_item,
@@ -197,6 +198,35 @@ class Engine:
 
     def describe_table(self, params: Params) -> Params:
         return {"Table": self._describe(self._table(params))}
+
+    def update_table(self, params: Params) -> Params:
+        """Adding global secondary indexes (``GlobalSecondaryIndexUpdates`` of ``Create``s, and
+        the AttributeDefinitions of their keys) to a table that has items: each is filled
+        from them at once (DynamoDB backfills in the background; here it is ACTIVE when this
+        answers). Nothing else of UpdateTable is offered."""
+        table = self._table(params)
+        updates = params.get("GlobalSecondaryIndexUpdates") or []
+        if not updates or any(set(u) != {"Create"} for u in updates):
+            raise validation("the embedded DynamoDB's UpdateTable only creates global "
+                             "secondary indexes")
+        indexes = list(table.description.get("GlobalSecondaryIndexes", []))
+        names = {i["IndexName"] for i in indexes}
+        for update in updates:
+            if update["Create"]["IndexName"] in names:
+                raise validation("One or more parameter values were invalid: the index exists")
+            names.add(update["Create"]["IndexName"])
+        definitions = {d["AttributeName"]: d for d in table.description["AttributeDefinitions"]}
+        definitions.update({d["AttributeName"]: d for d in params.get("AttributeDefinitions", [])})
+        description = json.loads(json.dumps({  # a copy: nothing shared with the caller
+            **table.description, "AttributeDefinitions": list(definitions.values()),
+            "GlobalSecondaryIndexes": indexes + [{**u["Create"], "IndexStatus": "ACTIVE"}
+                                                 for u in updates]}))
+        updated = _define_table(description, table.ttl, self._storage)  # keys checked
+        with self._storage.transaction():
+            self._storage.save_table(table.name, description, table.ttl)
+            updated.reindex()
+        self._tables[table.name] = updated
+        return {"TableDescription": self._describe(updated)}
 
     def list_tables(self, params: Params) -> Params:
         return {"TableNames": sorted(self._tables)}
