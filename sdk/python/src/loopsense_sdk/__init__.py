@@ -14,6 +14,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from loopsense_sdk.aio import AsyncClient, AsyncTransport, ThreadedTransport  # noqa: E402
 from loopsense_sdk.canonical import (  # noqa: E402 - after __version__, which client.py reads
     CanonicalError,
     canonical_hash,
@@ -56,10 +57,11 @@ from loopsense_sdk.errors import (  # noqa: E402
     UnavailableError,
     ValidationError,
 )
-from loopsense_sdk.failure_groups import FailureGroups  # noqa: E402
+from loopsense_sdk.failure_groups import AsyncFailureGroups, FailureGroups  # noqa: E402
 from loopsense_sdk.routes import ROUTES, Route  # noqa: E402
 from loopsense_sdk.runs import (  # noqa: E402
     AgentReset,
+    AsyncRuns,
     Briefing,
     CircuitBreak,
     Finding,
@@ -75,8 +77,8 @@ from loopsense_sdk.runs import (  # noqa: E402
     Signal,
     StepsResult,
 )
-from loopsense_sdk.settings import Settings  # noqa: E402
-from loopsense_sdk.telemetry import Executions, Telemetry  # noqa: E402
+from loopsense_sdk.settings import AsyncSettings, Settings  # noqa: E402
+from loopsense_sdk.telemetry import AsyncExecutions, Executions, Telemetry  # noqa: E402
 from loopsense_sdk.tracker import AgentLoopDetected, Policy, StepAnswer, Tracker  # noqa: E402
 from loopsense_sdk.types import (  # noqa: E402
     Billing,
@@ -124,6 +126,13 @@ from loopsense_sdk.types import (  # noqa: E402
 )
 
 __all__ = [
+    "AsyncClient",
+    "AsyncExecutions",
+    "AsyncFailureGroups",
+    "AsyncRuns",
+    "AsyncSettings",
+    "AsyncTransport",
+    "ThreadedTransport",
     "KeepAliveTransport",
     "urllib_transport",
     "AgentLoopDetected",

@@ -24,8 +24,7 @@ import logging
 import os
 import random as _random
 import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from loopsense_sdk import __version__
@@ -36,6 +35,7 @@ from loopsense_sdk.errors import (
     error_from_response,
 )
 from loopsense_sdk.failure_groups import FailureGroups
+from loopsense_sdk.plan import Call, Plan, call, keyed, run, synchronous
 from loopsense_sdk.runs import Runs
 from loopsense_sdk.settings import Settings
 from loopsense_sdk.telemetry import Executions
@@ -68,8 +68,8 @@ from loopsense_sdk.types import (
 if TYPE_CHECKING:
     from loopsense_sdk.telemetry import Telemetry
 
-__all__ = ["DEFAULT_BASE_URL", "Client", "HttpRequest", "HttpResponse", "KeepAliveTransport",
-           "Transport", "checkpoint", "urllib_transport"]
+__all__ = ["DEFAULT_BASE_URL", "BaseClient", "Client", "HttpRequest", "HttpResponse",
+           "KeepAliveTransport", "Transport", "checkpoint", "urllib_transport"]
 
 DEFAULT_BASE_URL = "http://127.0.0.1:3000"  # `loopsense serve`; a deployment: its ApiUrl
 API_KEY_ENV = "LOOPSENSE_API_KEY"
@@ -90,23 +90,120 @@ def checkpoint(name: str | None = None, /, **state: Any) -> TelemetryEvent:
     return event
 
 
-class Client:
-    """A loopsense API client. Thread-safe: it holds configuration only.
+# ---- the plans of execute and its helpers (loopsense_sdk.plan): once for both clients ------
+def _execute(skill_key: str, input: Any, version: str | None = None,  # noqa: A002
+             idempotency_key: str | None = None) -> Plan[ExecuteResponse[Any]]:
+    envelope: dict[str, Any] = {"skillKey": skill_key, "input": input}
+    if version is not None:
+        envelope["version"] = version
+    return cast(ExecuteResponse[Any],
+                (yield call(R.EXECUTE, envelope, headers=keyed(idempotency_key))))
 
-    ``api_key`` defaults to ``$LOOPSENSE_API_KEY`` and ``base_url`` to ``$LOOPSENSE_BASE_URL``,
-    else ``http://127.0.0.1:3000`` (the local server, ``loopsense serve``); for a deployment
-    give its API URL. ``timeout`` is per request, ``deadline`` per call (retries and waits
-    included), both in seconds. ``sleep``, ``random`` (a float in [0, 1)), ``clock`` (monotonic
-    seconds) and ``transport`` are injectable for tests.
-    """
 
-    def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
-                 timeout: float = 10.0, max_attempts: int = 4, deadline: float = 30.0,
-                 backoff_base: float = 0.2, backoff_max: float = 5.0,
-                 transport: Transport | None = None,
-                 sleep: Callable[[float], None] = time.sleep,
-                 random: Callable[[], float] = _random.random,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+def _execute_any(skill_key: str, input: Mapping[str, Any], *,  # noqa: A002
+                 version: str | None = None, idempotency_key: str | None = None,
+                 ) -> Plan[ExecuteResponse[Any]]:
+    """``execute`` for any skill key, untyped: a skill newer than this SDK, or your own."""
+    return (yield from _execute(skill_key, input, version, idempotency_key))
+
+
+def _playbook(name: str) -> Plan[Playbook]:
+    """``GET /v1/playbooks/{name}``: what to do about a finding (a finding's or a failure
+    group's ``playbook``); ``NotFoundError`` (PLAYBOOK_NOT_FOUND) for another name."""
+    return cast(Playbook, (yield call(R.PLAYBOOK, name=name)))
+
+
+def _usage() -> Plan[Usage]:
+    """``GET /v1/usage``: this period's credits against the plan's, and the charged calls
+    of each of the last 30 days (UTC), per skill."""
+    return cast(Usage, (yield call(R.USAGE)))
+
+
+def _export_traces(export: Mapping[str, Any], *, compress: bool = False) -> Plan[dict[str, Any]]:
+    """``POST /v1/traces``: an OTLP/HTTP export in OTLP JSON (``{"resourceSpans": [...]}``),
+    gzipped with ``compress``, for a pipeline that already holds one; an OpenTelemetry
+    exporter needs no SDK at all (docs/failure-groups.md). The answer: OTLP's
+    ``{"partialSuccess": {...}}``. A malformed export is a ``ValidationError`` (400)."""
+    return (yield from _export(R.TRACES, export, compress))
+
+
+def _export_logs(export: Mapping[str, Any], *, compress: bool = False) -> Plan[dict[str, Any]]:
+    """``POST /v1/logs``: an OTLP/HTTP log export in OTLP JSON (``{"resourceLogs": [...]}``):
+    the GenAI events that carry the messages of the spans sent to ``export_traces``, joined
+    to them by trace and span id. Answered and refused like ``export_traces``."""
+    return (yield from _export(R.LOGS, export, compress))
+
+
+def _export(route: R.Route, export: Mapping[str, Any], compress: bool) -> Plan[dict[str, Any]]:
+    data = _json_bytes(export)
+    headers = {"Content-Type": "application/json"}
+    if compress:
+        data = gzip.compress(data)
+        headers["Content-Encoding"] = "gzip"
+    return cast(dict[str, Any], (yield call(route, data, headers=headers)))
+
+
+def _loop_detect(events: Sequence[Mapping[str, Any]], *, window: int | None = None,
+                 repeat_threshold: int | None = None,
+                 similarity: Literal["EXACT", "ACTION_TARGET"] | None = None,
+                 version: str | None = None, idempotency_key: str | None = None,
+                 ) -> Plan[ExecuteResponse[LoopDetectOutput]]:
+    """agent.loop_detect: the earliest block of actions repeated back to back."""
+    payload: dict[str, Any] = {"events": list(events)}
+    _put(payload, "window", window)
+    _put(payload, "repeatThreshold", repeat_threshold)
+    _put(payload, "similarity", similarity)
+    return (yield from _execute("agent.loop_detect", payload, version, idempotency_key))
+
+
+def _semantic_loop(events: Sequence[Mapping[str, Any]], *,
+                   thresholds: SemanticLoopThresholds | None = None,
+                   ignore_keys: Sequence[str] | None = None,
+                   version: str | None = None, idempotency_key: str | None = None,
+                   ) -> Plan[ExecuteResponse[SemanticLoopOutput]]:
+    """agent.semantic_loop: the same checkpointed state revisited (see ``checkpoint``)."""
+    payload: dict[str, Any] = {"events": list(events)}
+    _put(payload, "thresholds", thresholds)
+    _put(payload, "ignoreKeys", None if ignore_keys is None else list(ignore_keys))
+    return (yield from _execute("agent.semantic_loop", payload, version, idempotency_key))
+
+
+def _loops(events: Sequence[Mapping[str, Any]], *, duration_ms: int | None = None,
+           started_at: str | None = None, ended_at: str | None = None,
+           thresholds: LoopsThresholds | None = None,
+           version: str | None = None, idempotency_key: str | None = None,
+           ) -> Plan[ExecuteResponse[LoopsOutput]]:
+    """agent.loops: too many steps, the same or a similar LLM call again, over budget."""
+    payload: dict[str, Any] = {"events": list(events)}
+    _put(payload, "durationMs", duration_ms)
+    _put(payload, "startedAt", started_at)
+    _put(payload, "endedAt", ended_at)
+    _put(payload, "thresholds", thresholds)
+    return (yield from _execute("agent.loops", payload, version, idempotency_key))
+
+
+def _run_monitor(steps: Sequence[Mapping[str, Any]], *, config: RunMonitorConfig | None = None,
+                 version: str | None = None, idempotency_key: str | None = None,
+                 ) -> Plan[ExecuteResponse[RunMonitorOutput]]:
+    """agent.run_monitor: the run monitor's verdict after the last of one agent's steps
+    (looping, stuck, drifting; continue, nudge or break) and the timeline."""
+    payload: dict[str, Any] = {"steps": list(steps)}
+    _put(payload, "config", config)
+    return (yield from _execute("agent.run_monitor", payload, version, idempotency_key))
+
+
+# The retry loop without I/O: yields an HttpRequest to send (and receives its HttpResponse, or
+# the exception its transport raised) or a float to sleep (receives None); returns the parsed
+# 2xx answer or raises the LoopsenseError. Both clients drive it.
+Attempts = Generator[HttpRequest | float, HttpResponse | Exception | None, Any]
+
+
+class BaseClient:
+    """What both clients share: configuration, headers, the backoff and the retry loop."""
+
+    def __init__(self, api_key: str | None, base_url: str | None, *, timeout: float,
+                 max_attempts: int, deadline: float, backoff_base: float, backoff_max: float,
+                 random: Callable[[], float], clock: Callable[[], float]) -> None:
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
         if not key:
             raise ValueError(f"no API key: pass api_key=... or set {API_KEY_ENV}")
@@ -126,19 +223,92 @@ class Client:
         self.deadline = float(deadline)
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
+        self._random = random
+        self._clock = clock
+
+    def __repr__(self) -> str:  # never the key
+        return (f"{type(self).__name__}(base_url={self.base_url!r}, timeout={self.timeout}, "
+                f"max_attempts={self.max_attempts}, deadline={self.deadline})")
+
+    def backoff(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (1 for the first): full jitter in
+        ``[0, min(backoff_max, backoff_base * 2 ** (retry - 1))]``, at least ``retry_after``."""
+        ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** (retry - 1))
+        delay = self._random() * ceiling
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return delay
+
+    def _attempts(self, request: Call) -> Attempts:
+        body = request.body
+        data = body if isinstance(body, bytes) else None if body is None else _json_bytes(body)
+        headers = {
+            "Authorization": f"Bearer {self.api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"loopsense-sdk-python/{__version__}",
+            **request.headers,
+        }
+        url = self.base_url + request.path
+        budget = self.deadline if request.deadline is None else request.deadline
+        attempts = self.max_attempts if request.max_attempts is None else request.max_attempts
+        start = self._clock()
+        attempt = 0
+        while True:
+            attempt += 1
+            left = budget - (self._clock() - start)
+            outcome = yield HttpRequest(request.method, url, headers, data,
+                                        min(self.timeout, max(left, 0.001)))
+            if isinstance(outcome, HttpResponse):
+                if 200 <= outcome.status < 300:
+                    return _parse_success(outcome)
+                error = error_from_response(outcome.status, outcome.headers, outcome.body)
+            elif isinstance(outcome, LoopsenseError):
+                error = outcome
+            else:  # a custom transport's raw socket error
+                error = APIConnectionError(f"the connection failed: {type(outcome).__name__}")
+                error.__cause__ = outcome
+            error.attempts = attempt
+            if not error.retryable or attempt >= attempts:
+                raise error
+            delay = self.backoff(attempt, error.retry_after)
+            if (self._clock() - start) + delay >= budget:
+                log.debug("loopsense: %s after %d attempt(s); a wait of %.3f s would pass the "
+                          "%.3f s deadline", error.code, attempt, delay, budget)
+                raise error
+            log.debug("loopsense: %s on attempt %d; retrying in %.3f s", error.code, attempt,
+                      delay)
+            yield delay
+
+
+class Client(BaseClient):
+    """A loopsense API client. Thread-safe (connections are pooled per client).
+
+    ``api_key`` defaults to ``$LOOPSENSE_API_KEY`` and ``base_url`` to ``$LOOPSENSE_BASE_URL``,
+    else ``http://127.0.0.1:3000`` (the local server, ``loopsense serve``); for a deployment
+    give its API URL. ``timeout`` is per request, ``deadline`` per call (retries and waits
+    included), both in seconds. ``sleep``, ``random`` (a float in [0, 1)), ``clock`` (monotonic
+    seconds) and ``transport`` are injectable for tests. The asyncio client: ``AsyncClient``
+    (loopsense_sdk.aio), the same methods awaited.
+    """
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
+                 timeout: float = 10.0, max_attempts: int = 4, deadline: float = 30.0,
+                 backoff_base: float = 0.2, backoff_max: float = 5.0,
+                 transport: Transport | None = None,
+                 sleep: Callable[[float], None] = time.sleep,
+                 random: Callable[[], float] = _random.random,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(api_key, base_url, timeout=timeout, max_attempts=max_attempts,
+                         deadline=deadline, backoff_base=backoff_base, backoff_max=backoff_max,
+                         random=random, clock=clock)
         # one pool of kept-alive connections per client, unless a transport is given
         self.transport: Transport = transport or KeepAliveTransport()
         self._sleep = sleep
-        self._random = random
-        self._clock = clock
-        self.runs = Runs(self._send, client=self)  # the stateful runs API (loopsense_sdk.runs)
-        self.executions = Executions(self._send)  # telemetry, one batch per call
-        self.failure_groups = FailureGroups(self._send)
-        self.settings = Settings(self._send)  # routing, retention, thresholds, time budget
-
-    def __repr__(self) -> str:  # never the key
-        return (f"Client(base_url={self.base_url!r}, timeout={self.timeout}, "
-                f"max_attempts={self.max_attempts}, deadline={self.deadline})")
+        self.runs = Runs(self)  # the stateful runs API (loopsense_sdk.runs)
+        self.executions = Executions(self)  # telemetry, one batch per call
+        self.failure_groups = FailureGroups(self)
+        self.settings = Settings(self)  # routing, retention, thresholds, time budget
 
     # ---- execute ------------------------------------------------------------------------------
     @overload
@@ -170,107 +340,18 @@ class Client:
         Typed for the v1 skills only: a misspelt key or a wrong input is a type error (give an
         input built in a variable its type: ``payload: LoopDetectInput = {...}``). A skill this
         SDK does not know yet: ``execute_any``."""
-        return self._execute(skill_key, input, version, idempotency_key)
+        return run(_execute(skill_key, input, version, idempotency_key), self._perform)
 
-    def execute_any(self, skill_key: str, input: Mapping[str, Any], *,  # noqa: A002
-                    version: str | None = None, idempotency_key: str | None = None,
-                    ) -> ExecuteResponse[Any]:
-        """``execute`` for any skill key, untyped: a skill newer than this SDK, or your own."""
-        return self._execute(skill_key, input, version, idempotency_key)
-
-    def _execute(self, skill_key: str, input: Any, version: str | None,  # noqa: A002
-                 idempotency_key: str | None) -> ExecuteResponse[Any]:
-        envelope: dict[str, Any] = {"skillKey": skill_key, "input": input}
-        if version is not None:
-            envelope["version"] = version
-        key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
-        answer = self._send(R.EXECUTE.method, R.EXECUTE.path(), envelope, {"Idempotency-Key": key})
-        return cast(ExecuteResponse[Any], answer)
-
-    def playbook(self, name: str) -> Playbook:
-        """``GET /v1/playbooks/{name}``: what to do about a finding (a finding's or a failure
-        group's ``playbook``); ``NotFoundError`` (PLAYBOOK_NOT_FOUND) for another name."""
-        return cast(Playbook, self._send(R.PLAYBOOK.method, R.PLAYBOOK.path(name=name), None, {}))
-
-    def usage(self) -> Usage:
-        """``GET /v1/usage``: this period's credits against the plan's, and the charged calls
-        of each of the last 30 days (UTC), per skill."""
-        return cast(Usage, self._send(R.USAGE.method, R.USAGE.path(), None, {}))
-
-    def export_traces(self, export: Mapping[str, Any], *, compress: bool = False,
-                      ) -> dict[str, Any]:
-        """``POST /v1/traces``: an OTLP/HTTP export in OTLP JSON (``{"resourceSpans": [...]}``),
-        gzipped with ``compress``, for a pipeline that already holds one; an OpenTelemetry
-        exporter needs no SDK at all (docs/failure-groups.md). The answer: OTLP's
-        ``{"partialSuccess": {...}}``. A malformed export is a ``ValidationError`` (400)."""
-        return self._export(R.TRACES, export, compress)
-
-    def export_logs(self, export: Mapping[str, Any], *, compress: bool = False,
-                    ) -> dict[str, Any]:
-        """``POST /v1/logs``: an OTLP/HTTP log export in OTLP JSON (``{"resourceLogs": [...]}``):
-        the GenAI events that carry the messages of the spans sent to ``export_traces``,
-        joined to them by trace and span id. Answered and refused like ``export_traces``."""
-        return self._export(R.LOGS, export, compress)
-
-    def _export(self, route: R.Route, export: Mapping[str, Any], compress: bool,
-                ) -> dict[str, Any]:
-        data = _json_bytes(export)
-        headers = {"Content-Type": "application/json"}
-        if compress:
-            data = gzip.compress(data)
-            headers["Content-Encoding"] = "gzip"
-        return cast(dict[str, Any], self._send(route.method, route.path(), data, headers))
-
-    # ---- one helper per v1 skill --------------------------------------------------------------
-    def loop_detect(self, events: Sequence[Mapping[str, Any]], *, window: int | None = None,
-                    repeat_threshold: int | None = None,
-                    similarity: Literal["EXACT", "ACTION_TARGET"] | None = None,
-                    version: str | None = None, idempotency_key: str | None = None,
-                    ) -> ExecuteResponse[LoopDetectOutput]:
-        """agent.loop_detect: the earliest block of actions repeated back to back."""
-        payload: dict[str, Any] = {"events": list(events)}
-        _put(payload, "window", window)
-        _put(payload, "repeatThreshold", repeat_threshold)
-        _put(payload, "similarity", similarity)
-        answer = self._execute("agent.loop_detect", payload, version, idempotency_key)
-        return cast(ExecuteResponse[LoopDetectOutput], answer)
-
-    def semantic_loop(self, events: Sequence[Mapping[str, Any]], *,
-                      thresholds: SemanticLoopThresholds | None = None,
-                      ignore_keys: Sequence[str] | None = None,
-                      version: str | None = None, idempotency_key: str | None = None,
-                      ) -> ExecuteResponse[SemanticLoopOutput]:
-        """agent.semantic_loop: the same checkpointed state revisited (see ``checkpoint``)."""
-        payload: dict[str, Any] = {"events": list(events)}
-        _put(payload, "thresholds", thresholds)
-        _put(payload, "ignoreKeys", None if ignore_keys is None else list(ignore_keys))
-        answer = self._execute("agent.semantic_loop", payload, version, idempotency_key)
-        return cast(ExecuteResponse[SemanticLoopOutput], answer)
-
-    def loops(self, events: Sequence[Mapping[str, Any]], *, duration_ms: int | None = None,
-              started_at: str | None = None, ended_at: str | None = None,
-              thresholds: LoopsThresholds | None = None,
-              version: str | None = None, idempotency_key: str | None = None,
-              ) -> ExecuteResponse[LoopsOutput]:
-        """agent.loops: too many steps, the same or a similar LLM call again, over budget."""
-        payload: dict[str, Any] = {"events": list(events)}
-        _put(payload, "durationMs", duration_ms)
-        _put(payload, "startedAt", started_at)
-        _put(payload, "endedAt", ended_at)
-        _put(payload, "thresholds", thresholds)
-        answer = self._execute("agent.loops", payload, version, idempotency_key)
-        return cast(ExecuteResponse[LoopsOutput], answer)
-
-    def run_monitor(self, steps: Sequence[Mapping[str, Any]], *,
-                    config: RunMonitorConfig | None = None,
-                    version: str | None = None, idempotency_key: str | None = None,
-                    ) -> ExecuteResponse[RunMonitorOutput]:
-        """agent.run_monitor: the run monitor's verdict after the last of one agent's steps
-        (looping, stuck, drifting; continue, nudge or break) and the timeline."""
-        payload: dict[str, Any] = {"steps": list(steps)}
-        _put(payload, "config", config)
-        answer = self._execute("agent.run_monitor", payload, version, idempotency_key)
-        return cast(ExecuteResponse[RunMonitorOutput], answer)
+    execute_any = synchronous(_execute_any)
+    playbook = synchronous(_playbook)
+    usage = synchronous(_usage)
+    export_traces = synchronous(_export_traces)
+    export_logs = synchronous(_export_logs)
+    # one helper per v1 skill
+    loop_detect = synchronous(_loop_detect)
+    semantic_loop = synchronous(_semantic_loop)
+    loops = synchronous(_loops)
+    run_monitor = synchronous(_run_monitor)
 
     def telemetry(self, execution_id: str, *, batch_size: int = 50,
                   flush_interval: float = 1.0, max_buffered: int = 10_000) -> Telemetry:
@@ -282,67 +363,31 @@ class Client:
         return Telemetry(self, execution_id, batch_size=batch_size,
                          flush_interval=flush_interval, max_buffered=max_buffered)
 
-    # ---- the retry loop -----------------------------------------------------------------------
-    def backoff(self, retry: int, retry_after: float | None = None) -> float:
-        """Seconds to wait before retry number ``retry`` (1 for the first): full jitter in
-        ``[0, min(backoff_max, backoff_base * 2 ** (retry - 1))]``, at least ``retry_after``."""
-        ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** (retry - 1))
-        delay = self._random() * ceiling
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return delay
+    # ---- performing calls ---------------------------------------------------------------------
+    def _perform(self, request: Call) -> Any:
+        """One call through the retry loop: the parsed 2xx answer, or its LoopsenseError."""
+        attempts = self._attempts(request)
+        step = next(attempts)
+        while True:
+            outcome: HttpResponse | Exception | None = None
+            if isinstance(step, HttpRequest):
+                try:
+                    outcome = self.transport(step)
+                except (LoopsenseError, OSError) as failure:
+                    outcome = failure
+            else:
+                self._sleep(step)
+            try:
+                step = attempts.send(outcome)
+            except StopIteration as done:
+                return done.value
 
     def _send(self, method: str, path: str, body: Any,
               extra_headers: Mapping[str, str], *, deadline: float | None = None,
               max_attempts: int | None = None) -> Any:
-        """One call with a JSON body (None: no body; bytes: sent as they are), retried by
-        ``_call``'s rules; ``deadline`` and ``max_attempts`` override the client's for this
-        call (the run tracker's own short budget)."""
-        data = body if isinstance(body, bytes) else None if body is None else _json_bytes(body)
-        return self._call(method, path, data, extra_headers, deadline=deadline,
-                          max_attempts=max_attempts)
-
-    def _call(self, method: str, path: str, body: bytes | None,
-              extra_headers: Mapping[str, str], *, deadline: float | None = None,
-              max_attempts: int | None = None) -> Any:
-        headers = {
-            "Authorization": f"Bearer {self.api_key}",
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"loopsense-sdk-python/{__version__}",
-            **extra_headers,
-        }
-        url = self.base_url + path
-        budget = self.deadline if deadline is None else deadline
-        attempts = self.max_attempts if max_attempts is None else max_attempts
-        start = self._clock()
-        attempt = 0
-        while True:
-            attempt += 1
-            left = budget - (self._clock() - start)
-            request = HttpRequest(method, url, headers, body, min(self.timeout, max(left, 0.001)))
-            try:
-                answer = self.transport(request)
-            except LoopsenseError as failure:
-                error = failure
-            except OSError as failure:  # a custom transport's raw socket error
-                error = APIConnectionError(f"the connection failed: {type(failure).__name__}")
-                error.__cause__ = failure
-            else:
-                if 200 <= answer.status < 300:
-                    return _parse_success(answer)
-                error = error_from_response(answer.status, answer.headers, answer.body)
-            error.attempts = attempt
-            if not error.retryable or attempt >= attempts:
-                raise error
-            delay = self.backoff(attempt, error.retry_after)
-            if (self._clock() - start) + delay >= budget:
-                log.debug("loopsense: %s after %d attempt(s); a wait of %.3f s would pass the "
-                          "%.3f s deadline", error.code, attempt, delay, budget)
-                raise error
-            log.debug("loopsense: %s on attempt %d; retrying in %.3f s", error.code, attempt,
-                      delay)
-            self._sleep(delay)
+        """One call with a JSON body (None: no body; bytes: sent as they are); ``deadline`` and
+        ``max_attempts`` override the client's for this call (the run tracker's budget)."""
+        return self._perform(Call(method, path, body, extra_headers, deadline, max_attempts))
 
 
 def _json_bytes(value: Any) -> bytes:

@@ -10,33 +10,41 @@ Reads only: retried by the client's rules (loopsense_sdk.client) like every call
 
 from __future__ import annotations
 
-import urllib.parse
-from collections.abc import Iterator
-from typing import Literal, cast
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Literal, cast
 
 from loopsense_sdk import routes as R
-from loopsense_sdk.runs import Send
+from loopsense_sdk.plan import Namespace, Plan, asynchronous, call, synchronous
 from loopsense_sdk.types import FailureGroup, FailureGroupDetail, FailureGroupPage, Severity
 
-__all__ = ["FailureGroups"]
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["AsyncFailureGroups", "FailureGroups"]
 
 GroupClass = Literal["loops", "semantic_loop", "tool_calls"]
 
 
-class FailureGroups:
-    def __init__(self, send: Send) -> None:
-        self._send = send
+def _list(*, limit: int | None = None, cursor: str | None = None,
+          class_: GroupClass | None = None,
+          severity: Severity | None = None) -> Plan[FailureGroupPage]:
+    """One page (``limit`` 1..100, default 50); ``nextCursor`` continues it (None: the
+    last page). ``class_`` and ``severity`` filter (the severity is the tenant's routing)."""
+    query = {name: str(value) for name, value in (
+        ("limit", limit), ("cursor", cursor), ("class", class_), ("severity", severity))
+        if value is not None}
+    return cast(FailureGroupPage, (yield call(R.FAILURE_GROUPS, query=query)))
 
-    def list(self, *, limit: int | None = None, cursor: str | None = None,
-             class_: GroupClass | None = None,
-             severity: Severity | None = None) -> FailureGroupPage:
-        """One page (``limit`` 1..100, default 50); ``nextCursor`` continues it (None: the
-        last page). ``class_`` and ``severity`` filter (the severity is the tenant's routing)."""
-        query = {name: str(value) for name, value in (
-            ("limit", limit), ("cursor", cursor), ("class", class_), ("severity", severity))
-            if value is not None}
-        path = R.FAILURE_GROUPS.path() + ("?" + urllib.parse.urlencode(query) if query else "")
-        return cast(FailureGroupPage, self._send(R.FAILURE_GROUPS.method, path, None, {}))
+
+def _get(signature: str) -> Plan[FailureGroupDetail]:
+    """A group, its 20 most recent executions, its playbook and (semantic_loop) the
+    revisited state; ``NotFoundError`` (FAILURE_GROUP_NOT_FOUND) for one this tenant lacks."""
+    return cast(FailureGroupDetail, (yield call(R.FAILURE_GROUP, signature=signature)))
+
+
+class FailureGroups(Namespace):
+    list = synchronous(_list)
+    get = synchronous(_get)
 
     def all(self, *, class_: GroupClass | None = None, severity: Severity | None = None,
             page_size: int = 100) -> Iterator[FailureGroup]:
@@ -49,8 +57,20 @@ class FailureGroups:
             if cursor is None:
                 return
 
-    def get(self, signature: str) -> FailureGroupDetail:
-        """A group, its 20 most recent executions, its playbook and (semantic_loop) the
-        revisited state; ``NotFoundError`` (FAILURE_GROUP_NOT_FOUND) for one this tenant lacks."""
-        return cast(FailureGroupDetail, self._send(
-            R.FAILURE_GROUP.method, R.FAILURE_GROUP.path(signature=signature), None, {}))
+
+class AsyncFailureGroups(Namespace):
+    list = asynchronous(_list)
+    get = asynchronous(_get)
+
+    async def all(self, *, class_: GroupClass | None = None, severity: Severity | None = None,
+                  page_size: int = 100) -> AsyncIterator[FailureGroup]:
+        """Every group, following the pages: ``async for group in ....all()``."""
+        cursor: str | None = None
+        while True:
+            page = await self.list(limit=page_size, cursor=cursor, class_=class_,
+                                   severity=severity)
+            for group in page["items"]:
+                yield group
+            cursor = page["nextCursor"]
+            if cursor is None:
+                return

@@ -24,18 +24,18 @@ whole wire answer in ``raw`` for fields newer than this SDK. While the tenant's 
 (``monitor_disabled``), a signal reads as "nothing found" (not looping, confidence 0,
 ``continue``), so an orchestrator keeps running unchanged.
 
-Adding a route: one method that builds its body and calls ``self._send``, one answer class.
+Adding a route: one plan (a generator yielding its ``call``, loopsense_sdk.plan), one line in
+``Runs`` and one in ``AsyncRuns``, one answer class.
 """
 
 from __future__ import annotations
 
-import urllib.parse
-import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
 from loopsense_sdk import routes as R
+from loopsense_sdk.plan import Namespace, Plan, asynchronous, call, keyed, synchronous
 from loopsense_sdk.routes import Route
 from loopsense_sdk.types import (
     RunDetail,
@@ -48,16 +48,12 @@ from loopsense_sdk.types import (
 )
 
 if TYPE_CHECKING:
-    from loopsense_sdk.client import Client
     from loopsense_sdk.tracker import Policy, Tracker
 
-__all__ = ["AgentReset", "Briefing", "CircuitBreak", "Finding", "Lesson", "MemoryWrite",
-           "Recommendation", "Restore", "Retention", "RunAgent", "RunConfig", "RunReset", "Runs",
-           "Signal", "StepsResult"]
+__all__ = ["AgentReset", "AsyncRuns", "Briefing", "CircuitBreak", "Finding", "Lesson",
+           "MemoryWrite", "Recommendation", "Restore", "Retention", "RunAgent", "RunConfig",
+           "RunReset", "Runs", "Signal", "StepsResult"]
 
-# (method, path, body: a JSON value, None for none or bytes sent as they are, extra headers)
-# -> the parsed 2xx answer, with the client's retries; raises a LoopsenseError (Client._send).
-Send = Callable[[str, str, Any, Mapping[str, str]], Any]
 
 
 @dataclass(frozen=True)
@@ -342,12 +338,159 @@ class Briefing:
                    raw["max_token_budget"], raw)
 
 
-class Runs:
-    """The runs API of one client (``client.runs``); see the module's docstring."""
+# ---- the plans: each method once (loopsense_sdk.plan) ---------------------------------------
+def _register(run_id: str, *, agent_id: str, role: str | None = None,
+              objective_embedding: Sequence[float] | None = None) -> Plan[RunAgent]:
+    """Register (or update) an agent of the run: its role and objective (for drift).
+    Registering again replaces both (absent: cleared) and keeps the agent's state."""
+    body: dict[str, Any] = {"agentId": agent_id}
+    if role is not None:
+        body["role"] = role
+    if objective_embedding is not None:
+        body["objectiveEmbedding"] = list(objective_embedding)
+    return RunAgent.of((yield call(R.RUN_AGENTS, body, runId=run_id)))
 
-    def __init__(self, send: Send, client: Client | None = None) -> None:
-        self._send_json = send
-        self._client = client
+
+def _steps(run_id: str, steps: Sequence[RunStep], *, agent_id: str | None = None,
+           idempotency_key: str | None = None) -> Plan[StepsResult]:
+    """Send a batch of one agent's steps (1..500, in order); the verdict after the last.
+    Each step carries ``agentId``; ``agent_id=`` fills it in where a step has none. The
+    Idempotency-Key (a uuid4, or yours) makes a retried batch apply and charge once."""
+    batch = [dict(step) if agent_id is None else {"agentId": agent_id, **step}
+             for step in steps]
+    return StepsResult.of((yield call(R.RUN_STEPS, {"steps": batch}, runId=run_id,
+                                      headers=keyed(idempotency_key))))
+
+
+def _signal(run_id: str, *, agent_id: str) -> Plan[Signal]:
+    """The agent's verdict now: ``RunAgentNotFoundError`` if the run has no such agent."""
+    return Signal.of((yield call(R.RUN_SIGNAL, runId=run_id, query={"agentId": agent_id})))
+
+
+def _reset(run_id: str, *, agent_id: str | None = None) -> Plan[RunReset]:
+    """A reset point (segment, nudge counts, last recommendation emptied; the step count
+    goes on) for one agent, or for every agent of the run."""
+    body = {"agentId": agent_id} if agent_id is not None else {}
+    return RunReset.of((yield call(R.RUN_RESET, body, runId=run_id)))
+
+
+def _config(run_id: str, **settings: Unpack[RunMonitorConfig]) -> Plan[RunConfig]:
+    """Set the run's config (agent.run_monitor's ``config`` names and bounds, without
+    ``objective_embedding``: objectives are per agent, ``register``); it replaces the
+    previous one and applies to every agent from its next step."""
+    return RunConfig.of((yield call(R.RUN_CONFIG, dict(settings), runId=run_id)))
+
+
+def _put_memory(run_id: str, key: str, value: Any) -> Plan[MemoryWrite]:
+    """Store a JSON value of at most 32 KiB under ``key`` (1..256 of
+    ``A-Z a-z 0-9 . _ : -``); a run holds at most 10,000 (``RUN_MEMORY_FULL``)."""
+    # the body is the value itself; None is sent as JSON null (None means no body)
+    body = b"null" if value is None else value
+    return MemoryWrite.of((yield call(R.RUN_MEMORY_PUT, body, runId=run_id, key=key)))
+
+
+def _get_memory(run_id: str, key: str) -> Plan[Any]:
+    """The value under ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
+    return (yield call(R.RUN_MEMORY_GET, runId=run_id, key=key))["value"]
+
+
+def _delete_memory(run_id: str, key: str) -> Plan[None]:
+    """Delete ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
+    yield call(R.RUN_MEMORY_DELETE, runId=run_id, key=key)
+
+
+def _memory(run_id: str) -> Plan[dict[str, Any]]:
+    """All of working memory, ``{key: value}`` in key order."""
+    return (yield from _entries(R.RUN_MEMORY, runId=run_id))
+
+
+def _add_lesson(run_id: str, text: str, *, tags: Sequence[str] = (),
+                kind: str = "lesson") -> Plan[Lesson]:
+    """Add a lesson (it outlives circuit breaks; the briefing ranks it by relevance)."""
+    body = {"text": text, "tags": list(tags), "kind": kind}
+    return Lesson.of((yield call(R.RUN_LESSONS_ADD, body, runId=run_id)))
+
+
+def _lessons(run_id: str) -> Plan[tuple[Lesson, ...]]:
+    """Every lesson of the run, oldest first."""
+    pages = yield from _pages(R.RUN_LESSONS, runId=run_id)
+    return tuple(Lesson.of(x) for page in pages for x in page["lessons"])
+
+
+def _events(run_id: str) -> Plan[tuple[dict[str, Any], ...]]:
+    """The run's event log, oldest first: ``{"seq", "type", "at", ...its details}``."""
+    pages = yield from _pages(R.RUN_EVENTS, runId=run_id)
+    return tuple(x for page in pages for x in page["events"])
+
+
+def _circuit_break(run_id: str, *, reason: str, agent_id: str | None = None,
+                   idempotency_key: str | None = None) -> Plan[CircuitBreak]:
+    """Snapshot working memory, clear it, reset the monitor of ``agent_id`` (or of every
+    agent of the run) and log CIRCUIT_BROKEN, as one atomic step."""
+    body: dict[str, Any] = {"reason": reason}
+    if agent_id is not None:
+        body["agentId"] = agent_id
+    return CircuitBreak.of((yield call(R.RUN_CIRCUIT_BREAK, body, runId=run_id,
+                                       headers=keyed(idempotency_key))))
+
+
+def _snapshot(run_id: str, snapshot_id: str) -> Plan[dict[str, Any]]:
+    """The working memory a break (or a restore) saved, ``{key: value}`` in key order;
+    ``NotFoundError`` (RUN_SNAPSHOT_NOT_FOUND) for an id this run never returned."""
+    return (yield from _entries(R.RUN_SNAPSHOT, runId=run_id, snapshotId=snapshot_id))
+
+
+def _restore(run_id: str, snapshot_id: str, *,
+             idempotency_key: str | None = None) -> Plan[Restore]:
+    """Replace working memory with the snapshot's; the replaced memory is kept as a
+    snapshot of its own."""
+    return Restore.of((yield call(R.RUN_RESTORE, {}, runId=run_id, snapshotId=snapshot_id,
+                                  headers=keyed(idempotency_key))))
+
+
+def _context(run_id: str, *, query: str, max_token_budget: int = 1500) -> Plan[Briefing]:
+    """The briefing of a fresh attempt: the latest snapshot and the lessons most relevant
+    to ``query``, within ``max_token_budget`` tokens."""
+    body = {"query": query, "max_token_budget": max_token_budget}
+    return Briefing.of((yield call(R.RUN_CONTEXT, body, runId=run_id)))
+
+
+# reading runs (docs/runs.md, "Reading runs")
+def _list(*, limit: int | None = None, cursor: str | None = None) -> Plan[RunPage]:
+    """One page of the tenant's live runs, newest activity first (``limit`` 1..50, default
+    20), each with its agents' signal and recommendation; ``nextCursor`` continues it."""
+    query = {name: str(value) for name, value in (("limit", limit), ("cursor", cursor))
+             if value is not None}
+    return cast(RunPage, (yield call(R.RUNS_LIST, query=query)))
+
+
+def _get(run_id: str) -> Plan[RunDetail]:
+    """A run: each live agent with its full signal (findings with their rationale) and
+    recommendation, and the run's config; ``NotFoundError`` (RUN_NOT_FOUND) when the run
+    has no live agent."""
+    return cast(RunDetail, (yield call(R.RUN_GET, runId=run_id)))
+
+
+def _pages(route: Route, **params: str) -> Plan[list[dict[str, Any]]]:
+    pages: list[dict[str, Any]] = []
+    query = {"limit": "1000"}
+    while True:
+        page = yield call(route, query=query, params=params)
+        pages.append(page)
+        if page.get("next") is None:
+            return pages
+        query = {"limit": "1000", "after": str(page["next"])}
+
+
+def _entries(route: Route, **params: str) -> Plan[dict[str, Any]]:
+    entries: dict[str, Any] = {}
+    for page in (yield from _pages(route, **params)):
+        entries.update(page["entries"])
+    return entries
+
+
+class Runs(Namespace):
+    """The runs API of one client (``client.runs``); see the module's docstring."""
 
     def track(self, run_id: str, *, agent_id: str, policy: Policy = "nudge",
               timeout: float = 2.0, max_pending: int = 10_000) -> Tracker:
@@ -356,120 +499,27 @@ class Runs:
         ``AgentLoopDetected`` after a nudge."""
         from loopsense_sdk.tracker import Tracker
 
-        if self._client is None:
-            raise TypeError("track needs the client: use client.runs.track")
         return Tracker(self._client, run_id, agent_id=agent_id, policy=policy, timeout=timeout,
                        max_pending=max_pending)
 
-    def register(self, run_id: str, *, agent_id: str, role: str | None = None,
-                 objective_embedding: Sequence[float] | None = None) -> RunAgent:
-        """Register (or update) an agent of the run: its role and objective (for drift).
-        Registering again replaces both (absent: cleared) and keeps the agent's state."""
-        body: dict[str, Any] = {"agentId": agent_id}
-        if role is not None:
-            body["role"] = role
-        if objective_embedding is not None:
-            body["objectiveEmbedding"] = list(objective_embedding)
-        return RunAgent.of(self._send(R.RUN_AGENTS, body, runId=run_id))
-
-    def steps(self, run_id: str, steps: Sequence[RunStep], *, agent_id: str | None = None,
-              idempotency_key: str | None = None) -> StepsResult:
-        """Send a batch of one agent's steps (1..500, in order); the verdict after the last.
-        Each step carries ``agentId``; ``agent_id=`` fills it in where a step has none. The
-        Idempotency-Key (a uuid4, or yours) makes a retried batch apply and charge once."""
-        batch = [dict(step) if agent_id is None else {"agentId": agent_id, **step}
-                 for step in steps]
-        return StepsResult.of(self._send(R.RUN_STEPS, {"steps": batch}, runId=run_id,
-                                         headers=_keyed(idempotency_key)))
-
-    def signal(self, run_id: str, *, agent_id: str) -> Signal:
-        """The agent's verdict now: ``RunAgentNotFoundError`` if the run has no such agent."""
-        return Signal.of(self._send(R.RUN_SIGNAL, runId=run_id,
-                                         query={"agentId": agent_id}))
-
-    def reset(self, run_id: str, *, agent_id: str | None = None) -> RunReset:
-        """A reset point (segment, nudge counts, last recommendation emptied; the step count
-        goes on) for one agent, or for every agent of the run."""
-        body = {"agentId": agent_id} if agent_id is not None else {}
-        return RunReset.of(self._send(R.RUN_RESET, body, runId=run_id))
-
-    def config(self, run_id: str, **settings: Unpack[RunMonitorConfig]) -> RunConfig:
-        """Set the run's config (agent.run_monitor's ``config`` names and bounds, without
-        ``objective_embedding``: objectives are per agent, ``register``); it replaces the
-        previous one and applies to every agent from its next step."""
-        return RunConfig.of(self._send(R.RUN_CONFIG, dict(settings), runId=run_id))
-
-    # working memory and lessons ------------------------------------------------------------
-    def put_memory(self, run_id: str, key: str, value: Any) -> MemoryWrite:
-        """Store a JSON value of at most 32 KiB under ``key`` (1..256 of
-        ``A-Z a-z 0-9 . _ : -``); a run holds at most 10,000 (``RUN_MEMORY_FULL``)."""
-        # the body is the value itself; None is sent as JSON null (None means no body)
-        body = b"null" if value is None else value
-        return MemoryWrite.of(self._send(R.RUN_MEMORY_PUT, body, runId=run_id, key=key))
-
-    def get_memory(self, run_id: str, key: str) -> Any:
-        """The value under ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
-        return self._send(R.RUN_MEMORY_GET, runId=run_id, key=key)["value"]
-
-    def delete_memory(self, run_id: str, key: str) -> None:
-        """Delete ``key``; ``NotFoundError`` (RUN_MEMORY_NOT_FOUND) if there is none."""
-        self._send(R.RUN_MEMORY_DELETE, runId=run_id, key=key)
-
-    def memory(self, run_id: str) -> dict[str, Any]:
-        """All of working memory, ``{key: value}`` in key order."""
-        return self._entries(R.RUN_MEMORY, "entries", runId=run_id)
-
-    def add_lesson(self, run_id: str, text: str, *, tags: Sequence[str] = (),
-                   kind: str = "lesson") -> Lesson:
-        """Add a lesson (it outlives circuit breaks; the briefing ranks it by relevance)."""
-        body = {"text": text, "tags": list(tags), "kind": kind}
-        return Lesson.of(self._send(R.RUN_LESSONS_ADD, body, runId=run_id))
-
-    def lessons(self, run_id: str) -> tuple[Lesson, ...]:
-        """Every lesson of the run, oldest first."""
-        return tuple(Lesson.of(x) for page in self._pages(R.RUN_LESSONS, runId=run_id)
-                     for x in page["lessons"])
-
-    def events(self, run_id: str) -> tuple[dict[str, Any], ...]:
-        """The run's event log, oldest first: ``{"seq", "type", "at", ...its details}``."""
-        return tuple(x for page in self._pages(R.RUN_EVENTS, runId=run_id) for x in page["events"])
-
-    # the circuit break, snapshots, the briefing ------------------------------------------
-    def circuit_break(self, run_id: str, *, reason: str, agent_id: str | None = None,
-                      idempotency_key: str | None = None) -> CircuitBreak:
-        """Snapshot working memory, clear it, reset the monitor of ``agent_id`` (or of every
-        agent of the run) and log CIRCUIT_BROKEN, as one atomic step."""
-        body: dict[str, Any] = {"reason": reason}
-        if agent_id is not None:
-            body["agentId"] = agent_id
-        return CircuitBreak.of(self._send(R.RUN_CIRCUIT_BREAK, body, runId=run_id,
-                                          headers=_keyed(idempotency_key)))
-
-    def snapshot(self, run_id: str, snapshot_id: str) -> dict[str, Any]:
-        """The working memory a break (or a restore) saved, ``{key: value}`` in key order;
-        ``NotFoundError`` (RUN_SNAPSHOT_NOT_FOUND) for an id this run never returned."""
-        return self._entries(R.RUN_SNAPSHOT, "entries", runId=run_id, snapshotId=snapshot_id)
-
-    def restore(self, run_id: str, snapshot_id: str, *,
-                idempotency_key: str | None = None) -> Restore:
-        """Replace working memory with the snapshot's; the replaced memory is kept as a
-        snapshot of its own."""
-        return Restore.of(self._send(R.RUN_RESTORE, {}, runId=run_id, snapshotId=snapshot_id,
-                                     headers=_keyed(idempotency_key)))
-
-    def context(self, run_id: str, *, query: str, max_token_budget: int = 1500) -> Briefing:
-        """The briefing of a fresh attempt: the latest snapshot and the lessons most relevant
-        to ``query``, within ``max_token_budget`` tokens."""
-        body = {"query": query, "max_token_budget": max_token_budget}
-        return Briefing.of(self._send(R.RUN_CONTEXT, body, runId=run_id))
-
-    # reading runs (docs/runs.md, "Reading runs") -------------------------------------------
-    def list(self, *, limit: int | None = None, cursor: str | None = None) -> RunPage:
-        """One page of the tenant's live runs, newest activity first (``limit`` 1..50, default
-        20), each with its agents' signal and recommendation; ``nextCursor`` continues it."""
-        query = {name: str(value) for name, value in (("limit", limit), ("cursor", cursor))
-                 if value is not None}
-        return cast(RunPage, self._send(R.RUNS_LIST, query=query))
+    register = synchronous(_register)
+    steps = synchronous(_steps)
+    signal = synchronous(_signal)
+    reset = synchronous(_reset)
+    config = synchronous(_config)
+    put_memory = synchronous(_put_memory)
+    get_memory = synchronous(_get_memory)
+    delete_memory = synchronous(_delete_memory)
+    memory = synchronous(_memory)
+    add_lesson = synchronous(_add_lesson)
+    lessons = synchronous(_lessons)
+    events = synchronous(_events)
+    circuit_break = synchronous(_circuit_break)
+    snapshot = synchronous(_snapshot)
+    restore = synchronous(_restore)
+    context = synchronous(_context)
+    list = synchronous(_list)
+    get = synchronous(_get)
 
     def all(self, *, page_size: int = 50) -> Iterator[RunSummary]:
         """Every live run, following the pages."""
@@ -481,37 +531,36 @@ class Runs:
             if cursor is None:
                 return
 
-    def get(self, run_id: str) -> RunDetail:
-        """A run: each live agent with its full signal (findings with their rationale) and
-        recommendation, and the run's config; ``NotFoundError`` (RUN_NOT_FOUND) when the run
-        has no live agent."""
-        return cast(RunDetail, self._send(R.RUN_GET, runId=run_id))
 
-    def _pages(self, route: Route, **params: str) -> Iterator[dict[str, Any]]:
-        query = {"limit": "1000"}
+class AsyncRuns(Namespace):
+    """The runs API of an asyncio client (``AsyncClient.runs``): ``Runs``' methods, awaited."""
+
+    register = asynchronous(_register)
+    steps = asynchronous(_steps)
+    signal = asynchronous(_signal)
+    reset = asynchronous(_reset)
+    config = asynchronous(_config)
+    put_memory = asynchronous(_put_memory)
+    get_memory = asynchronous(_get_memory)
+    delete_memory = asynchronous(_delete_memory)
+    memory = asynchronous(_memory)
+    add_lesson = asynchronous(_add_lesson)
+    lessons = asynchronous(_lessons)
+    events = asynchronous(_events)
+    circuit_break = asynchronous(_circuit_break)
+    snapshot = asynchronous(_snapshot)
+    restore = asynchronous(_restore)
+    context = asynchronous(_context)
+    list = asynchronous(_list)
+    get = asynchronous(_get)
+
+    async def all(self, *, page_size: int = 50) -> AsyncIterator[RunSummary]:
+        """Every live run, following the pages: ``async for run in ....all()``."""
+        cursor: str | None = None
         while True:
-            page = self._send(route, None, params, query=query)
-            yield page
-            if page.get("next") is None:
+            page = await self.list(limit=page_size, cursor=cursor)
+            for run in page["items"]:
+                yield run
+            cursor = page["nextCursor"]
+            if cursor is None:
                 return
-            query = {"limit": "1000", "after": str(page["next"])}
-
-    def _entries(self, route: Route, field: str, **params: str) -> dict[str, Any]:
-        entries: dict[str, Any] = {}
-        for page in self._pages(route, **params):
-            entries.update(page[field])
-        return entries
-
-    def _send(self, route: Route, body: Any = None, params: Mapping[str, str] | None = None, *,
-              query: Mapping[str, str] | None = None, headers: Mapping[str, str] | None = None,
-              **path_params: str) -> dict[str, Any]:
-        path = route.path(**{**(params or {}), **path_params})
-        if query:
-            path += "?" + urllib.parse.urlencode(query)
-        return cast(dict[str, Any], self._send_json(route.method, path, body, headers or {}))
-
-
-def _keyed(idempotency_key: str | None) -> dict[str, str]:
-    # made once per call, sent again on each of its retries
-    return {"Idempotency-Key": idempotency_key if idempotency_key is not None
-            else str(uuid.uuid4())}

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from loopsense_sdk import routes as R
 from loopsense_sdk.errors import LoopsenseError
+from loopsense_sdk.plan import Namespace, Plan, asynchronous, call, keyed, synchronous
 from loopsense_sdk.types import EventsAccepted, ExecutionEnded
 
 if TYPE_CHECKING:
     from loopsense_sdk.client import Client
-    from loopsense_sdk.runs import Send
 
-__all__ = ["Executions", "Telemetry"]
+__all__ = ["AsyncExecutions", "Executions", "Telemetry"]
 
 log = logging.getLogger("loopsense_sdk")
 
@@ -45,32 +45,38 @@ MAX_BATCH = 500  # the server's limit per batch
 EXIT_FLUSH_S = 2.0
 
 
-class Executions:
+def _events(execution_id: str, events: Sequence[Mapping[str, Any]], *, seq: int | None = None,
+            idempotency_key: str | None = None) -> Plan[EventsAccepted]:
+    """Add a batch of 1..500 events; the same batch again (same Idempotency-Key, a uuid4 made
+    per call unless given, or the same ``seq``) is acknowledged as a duplicate and counted
+    once."""
+    body: dict[str, Any] = {"events": list(events)}
+    if seq is not None:
+        body["seq"] = seq
+    return cast(EventsAccepted, (yield call(R.EXECUTION_EVENTS, body, executionId=execution_id,
+                                            headers=keyed(idempotency_key))))
+
+
+def _end(execution_id: str, *, duration_ms: int | None = None) -> Plan[ExecutionEnded]:
+    """Mark the execution finished (similar_call and time_budget are evaluated then); a
+    second end answers ``alreadyEnded``."""
+    body = {} if duration_ms is None else {"durationMs": duration_ms}
+    return cast(ExecutionEnded, (yield call(R.EXECUTION_END, body, executionId=execution_id)))
+
+
+class Executions(Namespace):
     """``client.executions``: the ingestion routes one request at a time (``Telemetry`` buffers
     and sends through these)."""
 
-    def __init__(self, send: Send) -> None:
-        self._send = send
+    events = synchronous(_events)
+    end = synchronous(_end)
 
-    def events(self, execution_id: str, events: Sequence[Mapping[str, Any]], *,
-               seq: int | None = None, idempotency_key: str | None = None) -> EventsAccepted:
-        """Add a batch of 1..500 events; the same batch again (same Idempotency-Key, a uuid4
-        made per call unless given, or the same ``seq``) is acknowledged as a duplicate and
-        counted once."""
-        body: dict[str, Any] = {"events": list(events)}
-        if seq is not None:
-            body["seq"] = seq
-        key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
-        return cast(EventsAccepted, self._send(
-            R.EXECUTION_EVENTS.method, R.EXECUTION_EVENTS.path(executionId=execution_id), body,
-            {"Idempotency-Key": key}))
 
-    def end(self, execution_id: str, *, duration_ms: int | None = None) -> ExecutionEnded:
-        """Mark the execution finished (similar_call and time_budget are evaluated then); a
-        second end answers ``alreadyEnded``."""
-        body = {} if duration_ms is None else {"durationMs": duration_ms}
-        return cast(ExecutionEnded, self._send(
-            R.EXECUTION_END.method, R.EXECUTION_END.path(executionId=execution_id), body, {}))
+class AsyncExecutions(Namespace):
+    """``AsyncClient.executions``: ``Executions``' methods, awaited."""
+
+    events = asynchronous(_events)
+    end = asynchronous(_end)
 
 
 class Telemetry:
@@ -85,7 +91,7 @@ class Telemetry:
         self.execution_id = execution_id
         self.dropped = 0  # events lost: buffer full, or their batch refused by the service
         self._client = client
-        self._executions = Executions(client._send)
+        self._executions = client.executions
         self._batch_size = batch_size
         self._interval = flush_interval
         self._max = max_buffered
