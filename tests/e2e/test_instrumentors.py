@@ -40,7 +40,8 @@ RUNS: list[tuple[str, str, str, dict[str, str]]] = [
      {**LATEST, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only",
       "AGENT_STREAM": "1"}),
     ("openai-v2 event_only (log records)", "genai", "openai-v2",
-     {**LATEST, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "event_only"}),
+     {**LATEST, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "event_only",
+      "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}),
     ("openinference parts", "genai", "openinference", {}),
     ("openinference hidden inputs", "genai", "openinference",
      {"OPENINFERENCE_HIDE_INPUTS": "true", "AGENT_QUESTIONS": "distinct"}),
@@ -177,3 +178,17 @@ def test_traceloop_legacy_tool_spans_form_the_same_tool_group(otel_server, runs)
     key, _ = runs["traceloop-sdk legacy"]
     groups = _settled(otel_server, key, {REPEATED_TOOL})
     assert REPEATED_TOOL in groups and groups[REPEATED_TOOL]["executions"] == 1
+
+
+def test_the_tool_calls_class_is_routed_like_the_others(otel_server, runs):
+    key, _ = runs["traceloop-sdk legacy"]
+    _settled(otel_server, key, {REPEATED_TOOL})
+    routed = otel_server.request({"tool_calls": "critical"}, key=key, method="PUT",
+                                 path="/v1/severity-routing")
+    assert routed.status == 200 and routed.json()["tool_calls"] == "critical"
+    listed = otel_server.request(b"", key=key, method="GET",
+                                 path="/v1/failure-groups?class=tool_calls&severity=critical")
+    assert [g["signature"] for g in listed.json()["items"]] == [REPEATED_TOOL]
+    assert _groups(otel_server, key)[IDENTICAL]["severity"] == "warning"
+    playbook = otel_server.request(b"", key=key, method="GET", path="/v1/playbooks/tool_calls")
+    assert playbook.status == 200 and playbook.json()["name"] == "tool_calls"
