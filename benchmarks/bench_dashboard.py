@@ -36,7 +36,6 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from loopsense_local.aws_env import FAKE_AWS_ENV  # noqa: E402
 from loopsense_local.tables import use_local_tables  # noqa: E402
-
 from tests.browser.harness import CHROMIUM, FLAGS, LAPTOP  # noqa: E402
 from tests.e2e.server import DEV_KEY, Operator, start_server  # noqa: E402
 
