@@ -268,6 +268,11 @@ def _expires(ingestion: Ingestion) -> int:
     return ingestion.clock() // 1000 + DAY_S
 
 
+def _content(item: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a join item holds from its span's log records, if anything."""
+    return jsonio.loads(item["content"]) if item and "content" in item else None
+
+
 def _join_spans(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, mapped: Mapped,
                 taker: str) -> None:
     """LLM spans without their message: completed by log records already here, else left to
@@ -279,8 +284,7 @@ def _join_spans(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, m
                                 "plan": plan, "thresholds": thresholds})
         if execution in mapped.ends:
             found = store.joined(tenant, trace, span)
-            added = jsonio.loads(found["content"]) if found and "content" in found else None
-            mapped.events[execution].append((start, span_hex, _completed(event, added)))
+            mapped.events[execution].append((start, span_hex, _completed(event, _content(found))))
             continue
         item = store.join(tenant, trace, span, "pending", pending, _expires(ingestion),
                           now + JOIN_WAIT_MS)
@@ -288,8 +292,8 @@ def _join_spans(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, m
             taken = None if item is None else store.take(join_pk(tenant, trace), span, taker)
             taken = taken or store.joined(tenant, trace, span)
             if taken and taken.get("takenBy") == taker:
-                added = jsonio.loads(taken["content"]) if "content" in taken else None
-                mapped.events[execution].append((start, span_hex, _completed(event, added)))
+                mapped.events[execution].append((start, span_hex,
+                                                 _completed(event, _content(taken))))
     # A run that ends takes its spans still waiting with it.
     for execution, (trace, _) in sorted(mapped.ends.items()):
         for item in store.waiting(tenant, trace):
@@ -299,9 +303,8 @@ def _join_spans(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, m
             taken = item if item.get("takenBy") == taker else store.take(
                 item["pk"], item["sk"], taker)
             if taken and taken.get("takenBy") == taker:
-                added = jsonio.loads(taken["content"]) if "content" in taken else None
-                mapped.events[execution].append(
-                    (waiting["start"], str(item["sk"]), _completed(waiting["event"], added)))
+                mapped.events[execution].append((waiting["start"], str(item["sk"]),
+                                                 _completed(waiting["event"], _content(taken))))
 
 
 def ingest(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, body: bytes,
