@@ -151,7 +151,7 @@ def main() -> None:
                                   "section[data-agent] .recommendation", 0),
             }
             times: dict[str, list[float]] = {name: [] for name in cases}
-            for name, (key, where, ready, more) in cases.items():  # warm-up: server and browser
+            for key, where, ready, more in cases.values():  # warm-up: server and browser
                 render_ms(browser, server.url, key, where, ready, more, big["groups"])
             for _ in range(reps):
                 for name, (key, where, ready, more) in cases.items():
