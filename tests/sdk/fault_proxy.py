@@ -19,6 +19,7 @@ class FaultProxy:
         self.upstream = upstream
         self.delay = 0.0
         self.forwarded: Counter[str] = Counter()  # "POST /v1/runs/r/steps" -> count
+        self.answers: list[tuple[str, int, bytes]] = []  # (method path, status, body) forwarded
         self.lock = threading.Lock()
         self.port = 0
         self.httpd: ThreadingHTTPServer | None = None
@@ -50,7 +51,9 @@ class FaultProxy:
                 except urllib.error.HTTPError as error:
                     status, headers, out = error.code, dict(error.headers), error.read()
                 with proxy.lock:
-                    proxy.forwarded[f"{self.command} {self.path.split('?')[0]}"] += 1
+                    route = f"{self.command} {self.path.split('?')[0]}"
+                    proxy.forwarded[route] += 1
+                    proxy.answers.append((route, status, out))
                     delay = proxy.delay
                 if delay:
                     time.sleep(delay)

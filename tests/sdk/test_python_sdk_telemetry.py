@@ -65,3 +65,47 @@ def test_a_refused_batch_is_dropped_and_counted(server, operator: Operator):
     assert telemetry.flush(timeout=30) is True  # done with: refused (400), not retried
     assert telemetry.dropped == 1
     telemetry.close()
+
+
+def test_down_then_slow_then_back_every_event_kept_arrives_once(server: Server,
+                                                                 operator: Operator) -> None:
+    """Through a loopback proxy: stopped, recording never waits and the buffer holds at most
+    max_buffered (+ the batch being sent), the rest dropped and counted; slowed past the
+    client's timeout, the batch is applied by the server but its answer lost, and its retry
+    (same Idempotency-Key) counted once; back, everything kept arrives."""
+    import json
+
+    from tests.sdk.fault_proxy import FaultProxy
+
+    _, key = operator.new_tenant("team")
+    proxy = FaultProxy(server.url)
+    try:
+        client = Client(key, proxy.url, timeout=0.3, backoff_base=0.05, backoff_max=0.2)
+        telemetry = client.telemetry("sdk-faults", batch_size=5, flush_interval=0.05,
+                                     max_buffered=20)
+        recorded, slowest = 0, 0.0
+
+        def record(n: int) -> None:
+            nonlocal recorded, slowest
+            for _ in range(n):
+                start = time.monotonic()
+                telemetry.tool_call("search", {"q": recorded})
+                slowest = max(slowest, time.monotonic() - start)
+                recorded += 1
+
+        record(5)
+        assert telemetry.flush(timeout=5) is True
+        proxy.down()
+        record(40)
+        assert 40 - 20 - 5 <= telemetry.dropped <= 40 - 20  # at most max_buffered (+ a batch)
+        proxy.slow(1.0)
+        time.sleep(1.5)  # the batch in flight is applied upstream, its answer comes too late
+        proxy.up()
+        assert telemetry.end(timeout=15) is True
+        assert slowest < 0.05, slowest  # recording never waited on the network
+        applied = [json.loads(body) for route, status, body in proxy.answers
+                   if route.endswith("/events") and status == 200]
+        assert sum(a["accepted"] for a in applied if not a["duplicate"]) \
+            == recorded - telemetry.dropped  # everything kept arrived, nothing twice
+    finally:
+        proxy.down()
