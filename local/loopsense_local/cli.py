@@ -253,6 +253,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["mcp-gateway"]:  # the SDK's gateway (its own options, then -- command)
+        try:
+            from loopsense_sdk.adapters.mcp_gateway import main as gateway
+        except ImportError:
+            print('loopsense: mcp-gateway needs pip install "loopsense-sdk[mcp]"', file=sys.stderr)
+            return 2
+        return gateway(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))

@@ -1,0 +1,95 @@
+"""The MCP gateway with the official mcp package: the package's own client session talks, through
+``loopsense-mcp-gateway`` (a subprocess), to a scripted tool server, with a running
+`loopsense serve` as the run monitor. A call repeated with the same arguments and result gets the
+nudge appended to its result, then (policy stop) an ``isError`` answer with the reason; a
+polling call whose result changes is passed unchanged; every other message (initialize,
+tools/list) passes through; with loopsense down each call is forwarded unchanged within the
+tracker's timeout plus a margin, and the steps kept arrive once it is back."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed")
+
+from loopsense_sdk import Client  # noqa: E402
+from mcp import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+from tests.e2e.server import DEV_KEY, Server  # noqa: E402
+
+SCRIPTED = Path(__file__).parent / "mcp" / "scripted_server.py"
+TIMEOUT = 0.5
+MARGIN = 0.5
+
+
+def gateway(url: str, run: str, policy: str, cli: bool = False) -> StdioServerParameters:
+    """The gateway in front of the scripted server: ``loopsense mcp-gateway`` (``cli``) or the
+    module itself."""
+    command = [str(Path(sys.executable).parent / "loopsense"), "mcp-gateway"] if cli else [
+        sys.executable, "-m", "loopsense_sdk.adapters.mcp_gateway"]
+    return StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "--run", run, "--agent", "ide", "--policy", policy,
+              "--api-url", url, "--api-key", DEV_KEY, "--timeout", str(TIMEOUT), "--",
+              sys.executable, str(SCRIPTED)])
+
+
+async def session_calls(params: StdioServerParameters, tool: str, n: int) -> tuple[
+        list[Any], list[str], float]:
+    """``n`` calls of ``tool``; the results, the tools listed, the slowest call (s)."""
+    results, slowest = [], 0.0
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        listed = [t.name for t in (await session.list_tools()).tools]
+        for _ in range(n):
+            start = time.monotonic()
+            results.append(await session.call_tool(tool, {"job": 42}))
+            slowest = max(slowest, time.monotonic() - start)
+    return results, sorted(listed), slowest
+
+
+def texts(result: Any) -> list[str]:
+    return [c.text for c in result.content]
+
+
+def test_a_looping_call_is_nudged_then_answered_with_an_error(server: Server) -> None:
+    run = "mcp:" + uuid.uuid4().hex[:12]
+    results, listed, _ = anyio.run(session_calls, gateway(server.url, run, "stop", cli=True),
+                                   "export_status", 8)
+    assert listed == ["export_status", "job_progress"]  # tools/list passed through
+    first = next(i for i, r in enumerate(results) if len(r.content) > 1)
+    assert all(texts(r) == ['{"state": "pending"}'] for r in results[:first])
+    assert texts(results[first])[0] == '{"state": "pending"}'  # the result, unchanged
+    assert texts(results[first])[1].startswith("[loopsense] ") and \
+        "export_status" in texts(results[first])[1]
+    stopped = next(r for r in results if r.is_error)
+    assert texts(stopped)[0].startswith("[loopsense] You have called export_status")
+    signal = Client(DEV_KEY, server.url).runs.signal(run, agent_id="ide")
+    assert signal.is_looping and signal.sequence is not None and signal.sequence >= first + 1
+
+
+def test_a_polling_call_passes_unchanged(server: Server) -> None:
+    run = "mcp:" + uuid.uuid4().hex[:12]
+    results, _, _ = anyio.run(session_calls, gateway(server.url, run, "stop"), "job_progress", 10)
+    assert [texts(r) for r in results] == [[f'{{"done_pct": {n * 10}}}'] for n in range(1, 11)]
+    assert not any(r.is_error for r in results)
+
+
+def test_with_loopsense_down_calls_pass_unchanged_within_the_timeout() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    results, _, slowest = anyio.run(session_calls, gateway(f"http://127.0.0.1:{closed}",
+                                                           "mcp:down", "stop"),
+                                    "export_status", 10)
+    assert all(texts(r) == ['{"state": "pending"}'] and not r.is_error for r in results)
+    assert slowest < TIMEOUT + MARGIN, slowest
