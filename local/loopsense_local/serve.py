@@ -72,6 +72,7 @@ def _banner(options: ServeOptions, url: str, store_endpoint: str, embedded: bool
         f"loopsense serving on {url}",
         f"  DynamoDB: {store_endpoint}",
         *([f"  data: {_where(options)}"] if embedded else []),
+        f"  dashboard: {url}/ (sign in with an API key)",
         f"  development tenant '{DEV_TENANT}' on plan '{options.dev_plan}', API key:",
         f"    {options.dev_api_key}",
         "  try:",

@@ -60,8 +60,7 @@ def seed_tenant(server: Server, key: str, prefix: str, message: str) -> None:
                "metadata": {"city": prefix, "step": 2}}] * 3]}, key=key)
     api(server, "POST", f"/v1/executions/{prefix}-long/events",
         {"events": [{"type": "step"}] * 12}, key=key)
-    for _ in range(6):
-        api(server, "POST", f"/v1/runs/{prefix}-run/steps", LOOPING_CALL, key=key)
+    api(server, "POST", f"/v1/runs/{prefix}-run/steps", {"steps": [LOOPING_CALL] * 6}, key=key)
     api(server, "PUT", f"/v1/runs/{prefix}-run/memory/plan", {"step": 3, "city": prefix},
         key=key)
 

@@ -144,6 +144,7 @@ def test_a_groups_detail_counts_its_executions_per_day(server, operator):
 
 
 def test_the_dashboard_is_served_with_its_policy_and_nothing_else(server):
+    assert f"  dashboard: {server.url}/ (sign in with an API key)\n" in server.printed()
     page = req(server, "GET", "/", key=None)
     headers = page.lower_headers()
     assert page.status == 200 and headers["content-type"] == "text/html; charset=utf-8"
