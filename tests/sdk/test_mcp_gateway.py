@@ -43,17 +43,19 @@ def gateway(url: str, run: str, policy: str, cli: bool = False) -> StdioServerPa
               sys.executable, str(SCRIPTED)])
 
 
-async def session_calls(params: StdioServerParameters, tool: str, n: int) -> tuple[
+async def session_calls(params: StdioServerParameters, *plan: tuple[str, int]) -> tuple[
         list[Any], list[str], float]:
-    """``n`` calls of ``tool``; the results, the tools listed, the slowest call (s)."""
+    """``n`` calls of each ``(tool, n)`` in turn, in one session; the results, the tools
+    listed, the slowest call (s)."""
     results, slowest = [], 0.0
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         listed = [t.name for t in (await session.list_tools()).tools]
-        for _ in range(n):
-            start = time.monotonic()
-            results.append(await session.call_tool(tool, {"job": 42}))
-            slowest = max(slowest, time.monotonic() - start)
+        for tool, n in plan:
+            for _ in range(n):
+                start = time.monotonic()
+                results.append(await session.call_tool(tool, {"job": 42}))
+                slowest = max(slowest, time.monotonic() - start)
     return results, sorted(listed), slowest
 
 
@@ -61,27 +63,24 @@ def texts(result: Any) -> list[str]:
     return [c.text for c in result.content]
 
 
-def test_a_looping_call_is_nudged_then_answered_with_an_error(server: Server) -> None:
+def test_polling_passes_unchanged_then_a_looping_call_is_nudged_then_refused(
+        server: Server) -> None:
     run = "mcp:" + uuid.uuid4().hex[:12]
     results, listed, _ = anyio.run(session_calls, gateway(server.url, run, "stop", cli=True),
-                                   "export_status", 8)
+                                   ("job_progress", 10), ("export_status", 8))
     assert listed == ["export_status", "job_progress"]  # tools/list passed through
-    first = next(i for i, r in enumerate(results) if len(r.content) > 1)
-    assert all(texts(r) == ['{"state": "pending"}'] for r in results[:first])
-    assert texts(results[first])[0] == '{"state": "pending"}'  # the result, unchanged
-    assert texts(results[first])[1].startswith("[loopsense] ") and \
-        "export_status" in texts(results[first])[1]
-    stopped = next(r for r in results if r.is_error)
+    polled, looped = results[:10], results[10:]
+    assert [texts(r) for r in polled] == [[f'{{"done_pct": {n * 10}}}'] for n in range(1, 11)]
+    assert not any(r.is_error for r in polled)  # a poll whose result changes is left alone
+    first = next(i for i, r in enumerate(looped) if len(r.content) > 1)
+    assert all(texts(r) == ['{"state": "pending"}'] for r in looped[:first])
+    assert texts(looped[first])[0] == '{"state": "pending"}'  # the result, unchanged
+    assert texts(looped[first])[1].startswith("[loopsense] ") and \
+        "export_status" in texts(looped[first])[1]
+    stopped = next(r for r in looped if r.is_error)
     assert texts(stopped)[0].startswith("[loopsense] You have called export_status")
     signal = Client(DEV_KEY, server.url).runs.signal(run, agent_id="ide")
-    assert signal.is_looping and signal.sequence is not None and signal.sequence >= first + 1
-
-
-def test_a_polling_call_passes_unchanged(server: Server) -> None:
-    run = "mcp:" + uuid.uuid4().hex[:12]
-    results, _, _ = anyio.run(session_calls, gateway(server.url, run, "stop"), "job_progress", 10)
-    assert [texts(r) for r in results] == [[f'{{"done_pct": {n * 10}}}'] for n in range(1, 11)]
-    assert not any(r.is_error for r in results)
+    assert signal.is_looping and signal.sequence is not None and signal.sequence >= 10 + first
 
 
 def test_with_loopsense_down_calls_pass_unchanged_within_the_timeout() -> None:
@@ -90,6 +89,6 @@ def test_with_loopsense_down_calls_pass_unchanged_within_the_timeout() -> None:
         closed = sock.getsockname()[1]
     results, _, slowest = anyio.run(session_calls, gateway(f"http://127.0.0.1:{closed}",
                                                            "mcp:down", "stop"),
-                                    "export_status", 10)
+                                    ("export_status", 10))
     assert all(texts(r) == ['{"state": "pending"}'] and not r.is_error for r in results)
     assert slowest < TIMEOUT + MARGIN, slowest

@@ -130,7 +130,8 @@ async def serve(options: argparse.Namespace, command: list[str]) -> None:
     async with stdio_server() as (client_read, client_write), \
             stdio_client(child) as (server_read, server_write):
         await Gateway(tracker).run(client_read, client_write, server_read, server_write)
-    tracker.flush(timeout=2.0)
+    tracker.flush(timeout=2.0)  # what loopsense did not take yet, bounded
+    tracker.close()  # that flush was the exit flush
 
 
 def main(argv: Sequence[str] | None = None) -> int:

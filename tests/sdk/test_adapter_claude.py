@@ -1,0 +1,83 @@
+"""The Claude Agent SDK adapter with the real package (claude-agent-sdk 0.2), its hook callbacks
+called directly as the SDK calls them (a plain async function of the hook input), through a
+running `loopsense serve`: a call repeated with the same input and result gets the nudge as
+additionalContext, then a stop (continue_ False, and PreToolUse denies what comes next); a
+polling call whose result changes is left alone; a failing call counts as an error. Not done
+here: the bundled CLI end to end against a fake Messages API."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+
+pytest.importorskip("claude_agent_sdk", reason="the claude extra is not installed")
+
+from claude_agent_sdk import ClaudeAgentOptions  # noqa: E402
+from loopsense_sdk import Client  # noqa: E402
+from loopsense_sdk.adapters.claude import ClaudeHooks, loopsense_hooks  # noqa: E402
+
+from tests.e2e.server import DEV_KEY, Server  # noqa: E402
+
+BASE = {"session_id": "s", "transcript_path": "/dev/null", "cwd": "/tmp"}
+
+
+def hooks(server: Server, policy: str = "stop") -> ClaudeHooks:
+    run = "claude:" + uuid.uuid4().hex[:12]
+    tracker = Client(DEV_KEY, server.url).runs.track(run, agent_id="claude", policy=policy)  # type: ignore[arg-type]
+    return ClaudeHooks(tracker)
+
+
+def post(i: int, response: Any) -> dict[str, Any]:
+    return {**BASE, "hook_event_name": "PostToolUse", "tool_name": "mcp__jobs__export_status",
+            "tool_input": {"job": 42}, "tool_response": response, "tool_use_id": f"toolu_{i}"}
+
+
+def test_a_looping_call_is_nudged_then_stopped(server: Server) -> None:
+    claude = hooks(server)
+
+    async def scenario() -> list[dict[str, Any]]:
+        out = []
+        for i in range(10):
+            if (await claude.pre_tool_use({}, f"toolu_{i}", {"signal": None})).get("continue_") \
+                    is False:
+                out.append({"denied": True})
+                break
+            out.append(await claude.post_tool_use(post(i, [{"type": "text", "text": "pending"}]),
+                                                   f"toolu_{i}", {"signal": None}))
+        return out
+
+    outputs = asyncio.run(scenario())
+    nudges = [o for o in outputs if "hookSpecificOutput" in o]
+    assert nudges and "export_status" in nudges[0]["hookSpecificOutput"]["additionalContext"]
+    assert nudges[0]["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    stop = next(o for o in outputs if o.get("continue_") is False)
+    assert stop["stopReason"].startswith("You have called mcp__jobs__export_status")
+    assert outputs.index(stop) > outputs.index(nudges[0])  # nudged first
+    assert outputs[-1] == {"denied": True}  # what comes after the stop is denied
+
+
+def test_a_polling_call_is_left_alone_and_failures_count_as_errors(server: Server) -> None:
+    claude = hooks(server)
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        polled = [await claude.post_tool_use(post(i, {"done_pct": i * 10}), f"toolu_{i}", {})
+                  for i in range(10)]
+        failed = [await claude.post_tool_use_failure(
+            {**BASE, "hook_event_name": "PostToolUseFailure", "tool_name": "deploy",
+             "tool_input": {"env": "prod"}, "tool_use_id": f"toolu_f{i}", "error": "denied",
+             "agent_id": "a", "agent_type": "main"}, f"toolu_f{i}", {}) for i in range(4)]
+        return polled, failed
+
+    polled, failed = asyncio.run(scenario())
+    assert polled == [{}] * 10
+    assert any(o.get("hookSpecificOutput", {}).get("hookEventName") == "PostToolUseFailure"
+               for o in failed)  # the error streak is nudged on the failure hook
+
+
+def test_the_hooks_plug_into_the_sdk_options(server: Server) -> None:
+    registered = loopsense_hooks(hooks(server).tracker)
+    options = ClaudeAgentOptions(hooks=registered)  # type: ignore[arg-type]
+    assert set(options.hooks or {}) == {"PreToolUse", "PostToolUse", "PostToolUseFailure"}
