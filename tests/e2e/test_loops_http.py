@@ -112,7 +112,9 @@ def test_each_playbook_is_served_as_json(server: Server, name):
     assert answer.lower_headers()["content-type"] == "application/json"
     body = answer.json()
     assert (body["name"], body["markdown"]) == (name, markdown(name))
-    prefix = "semantic_loop:" if name == "semantic_loop" else f"loops/{name}_"
+    # Each playbook's title names the signature it is for: its class, then the rule.
+    prefix = {"semantic_loop": "semantic_loop:", "tool_calls": "tool_calls/<rule>_"}.get(
+        name, f"loops/{name}_")
     assert body["title"].startswith(f"Playbook: `{prefix}")
 
 

@@ -313,7 +313,7 @@ def test_5000_events_are_within_the_limit(server):
 
 
 @pytest.mark.parametrize(("method", "path"), [
-    ("POST", "/v1/unknown"), ("POST", "/"), ("POST", "/v1/execute/extra"), ("GET", "/v2/execute"),
+    ("POST", "/v1/unknown"), ("POST", "/v1"), ("POST", "/v1/execute/extra"), ("GET", "/v2/execute"),
     ("POST", "/v2/execute"),
 ])
 def test_unknown_route_is_404_in_the_envelope(server, method, path):
@@ -326,6 +326,13 @@ def test_a_known_path_with_another_method_is_405_in_the_envelope(server):
     answer = server.request({"skillKey": "agent.loop_detect", "input": LOOP}, method="GET")
     expect_error(answer, "METHOD_NOT_ALLOWED", 405)
     assert answer.lower_headers()["allow"] == "POST"
+
+
+def test_the_dashboards_path_takes_only_get(server):
+    """`/` is the dashboard's page (GET), so another method there is 405, not an unknown route."""
+    answer = server.request({"skillKey": "agent.loop_detect", "input": LOOP}, path="/")
+    expect_error(answer, "METHOD_NOT_ALLOWED", 405)
+    assert "GET" in answer.lower_headers()["allow"]
 
 
 # -- idempotency and charging -----------------------------------------------------------------
