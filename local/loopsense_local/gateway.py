@@ -4,7 +4,9 @@ The routes are template.yaml's own: every HttpApi event of a function (method, p
 {params}) maps to that function's CodeUri. Each request becomes the HTTP API (payload 2.0)
 events AWS would send: first to the authorizer's handler, then, with its context, to the
 route's handler. The handlers are the files in functions/, loaded as Lambda loads them.
-HTTP itself (framing, timeouts, concurrency) is loopsense_local.http_server's.
+Routes match the path as sent (a parameter is one segment, '/' or '%2F' included) and each
+path parameter is then percent-decoded once. HTTP itself (framing, timeouts, concurrency) is
+loopsense_local.http_server's.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 from loopsense.errors import LoopsenseError
 from loopsense.platform.http.request import error_response
@@ -112,7 +114,10 @@ class Gateway:
                 request_id)
             response["headers"]["Allow"] = ", ".join(sorted({r.method for r, _ in matches}))
             return response
-        route, params = found[0]
+        route, raw_params = found[0]
+        # API Gateway hands the integration its path parameters percent-decoded, once
+        # (docs/decisions.md, "Path parameters"): `run%3A42` is the id `run:42`.
+        params = {name: unquote(value) for name, value in raw_params.items()}
         context = {"requestId": request_id, "http": {"method": method, "path": path},
                    "routeKey": route.route_key}
         # API Gateway leaves queryStringParameters out of an event without a query.

@@ -31,6 +31,7 @@ from loopsense.errors import LoopsenseError, validation_error
 from loopsense.observability import logger
 from loopsense.platform.execute.pipeline import MAX_BODY_BYTES
 from loopsense.platform.http.request import body_too_large, error_response
+from loopsense.validation import is_digits
 from loopsense_local.gateway import Gateway
 from loopsense_local.limits import Limits
 
@@ -97,7 +98,7 @@ class GatewayApp:
         large = [False]  # holds a large-body slot
         try:
             length = headers.get("content-length")
-            if length is not None and not length.isdigit():  # h11 refuses these; HTTP/2 may not
+            if length is not None and not is_digits(length):  # h11 refuses these; HTTP/2 may not
                 raise _Refused(validation_error("Content-Length", "must be a number of bytes"))
             if length is not None and int(length) > MAX_BODY_BYTES:
                 raise _Refused(body_too_large(MAX_BODY_BYTES))

@@ -6,13 +6,14 @@ the location), so every detail is rebuilt here from the error type and the schem
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 import pydantic
 from pydantic import ConfigDict
 
-from loopsense.errors import Detail, LoopsenseError
+from loopsense.errors import Detail, LoopsenseError, validation_error
 
 _ISSUES: dict[str, str] = {
     "missing": "is required",
@@ -40,11 +41,16 @@ _ISSUES: dict[str, str] = {
 }
 
 
-def _path(prefix: str, loc: Iterable[Any], error_type: str) -> str:
+def _path(prefix: str, loc: Iterable[Any], error_type: str,
+          keys: Mapping[str, str] | None = None) -> str:
     parts = [str(p) for p in loc]
     if error_type == "extra_forbidden":
         # The last element is the caller's unknown key: name the object, not the key.
         parts = parts[:-1]
+    for at, part in enumerate(parts[:-1]):
+        if keys and part in keys:  # a map keyed by the caller (tools): its placeholder instead
+            parts[at + 1] = keys[part]
+            break
     # No prefix: the envelope, whose own errors (not an object, unknown field) name the body.
     return ".".join([prefix, *parts]) if prefix else ".".join(parts) or "body"
 
@@ -62,19 +68,23 @@ STRICT = ConfigDict(extra="forbid", strict=True)
 Model = TypeVar("Model", bound=pydantic.BaseModel)
 
 
-def validate(model: type[Model], raw: Any, prefix: str = "input") -> Model:
-    """``raw`` as ``model``, or VALIDATION_ERROR with details that never echo the input."""
+def validate(model: type[Model], raw: Any, prefix: str = "input",
+             keys: Mapping[str, str] | None = None) -> Model:
+    """``raw`` as ``model``, or VALIDATION_ERROR with details that never echo the input:
+    ``keys`` names the fields that are maps keyed by the caller, and the placeholder their
+    keys are named by in a path (``{"tools": "<tool>"}``: ``config.tools.<tool>.exempt``)."""
     try:
         return model.model_validate(raw)
     except pydantic.ValidationError as exc:
-        raise from_pydantic(exc, prefix) from None
+        raise from_pydantic(exc, prefix, keys) from None
 
 
-def from_pydantic(exc: pydantic.ValidationError, prefix: str = "input") -> LoopsenseError:
+def from_pydantic(exc: pydantic.ValidationError, prefix: str = "input",
+                  keys: Mapping[str, str] | None = None) -> LoopsenseError:
     details: list[Detail] = []
     seen: set[tuple[str, str]] = set()
     for error in exc.errors(include_url=False, include_input=False, include_context=True):
-        detail = (_path(prefix, error["loc"], error["type"]), _issue(error))
+        detail = (_path(prefix, error["loc"], error["type"], keys), _issue(error))
         if detail not in seen:
             seen.add(detail)
             details.append(Detail(*detail))
@@ -82,3 +92,21 @@ def from_pydantic(exc: pydantic.ValidationError, prefix: str = "input") -> Loops
     first = details[0] if details else Detail(prefix, "is not valid")
     more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
     return LoopsenseError("VALIDATION_ERROR", f"{first.path}: {first.issue}{more}", details)
+
+
+# A number that arrives as text (a query parameter, a header): ASCII digits only. str.isdigit()
+# and int() also take '²', fullwidth and Arabic-Indic digits (and int() then fails on some).
+_DIGITS = re.compile(r"[0-9]{1,20}")
+
+
+def is_digits(raw: str) -> bool:
+    """Whether ``raw`` is 1 to 20 ASCII digits: the one rule for a number written as text."""
+    return _DIGITS.fullmatch(raw) is not None
+
+
+def ascii_int(raw: str, path: str, low: int, high: int, issue: str | None = None) -> int:
+    """``raw`` (ASCII digits) as an int from ``low`` to ``high``, else VALIDATION_ERROR naming
+    ``path`` and the range (or ``issue``), never the value."""
+    if not is_digits(raw) or not low <= int(raw) <= high:
+        raise validation_error(path, issue or f"must be an integer from {low} to {high}")
+    return int(raw)

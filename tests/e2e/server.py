@@ -33,6 +33,9 @@ from loopsense.store.metering import Metering
 from loopsense_local import operator as ops
 
 BIN = Path(sys.executable).parent
+# The install `./scripts/serve` makes (runtime dependencies only), made by `scripts/bootstrap
+# test`: start_server(bin_dir=RUNTIME_BIN) serves from it.
+RUNTIME_BIN = Path(__file__).resolve().parents[2] / ".venv-runtime" / "bin"
 
 
 def deployed_target() -> tuple[str, str] | None:
@@ -73,6 +76,7 @@ class Server:
     env: dict[str, str] | None = None
     data_dir: str | None = None  # the embedded store's, when it keeps one
     temporary: bool = False  # the data dir is the tests' own: deleted when the server stops
+    bin_dir: Path = BIN  # the venv whose `loopsense` it runs
 
     @property
     def deployed(self) -> bool:
@@ -173,23 +177,27 @@ class Server:
     def restart(self, signum: int = signal.SIGTERM) -> Server:
         """End this server with ``signum`` and start another on the same data dir."""
         self.end(signum)
-        again = start_server(*self.args, env=self.env, data_dir=self.data_dir)
+        again = start_server(*self.args, env=self.env, data_dir=self.data_dir,
+                             bin_dir=self.bin_dir)
         again.temporary, self.temporary = self.temporary, False
         return again
 
 
 def start_server(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
-                 data_dir: str | None = None) -> Server:
-    """A server on free ports; its embedded store in ``data_dir``, or in a temporary one
-    (deleted when it stops) unless ``args`` choose the store."""
+                 data_dir: str | None = None, bin_dir: Path = BIN) -> Server:
+    """A server on free ports, run from ``bin_dir``'s venv (this one, or RUNTIME_BIN); its
+    embedded store in ``data_dir``, or in a temporary one (deleted when it stops) unless
+    ``args`` choose the store."""
     if DEPLOYED:
         pytest.skip("starts a local `loopsense serve` of its own; testing a deployed stack")
+    if not (bin_dir / "loopsense").exists():
+        raise RuntimeError(f"no loopsense in {bin_dir}: run `source scripts/bootstrap test`")
     temporary = data_dir is None and not {"--data-dir", "--in-memory",
                                           "--dynamodb-endpoint"} & set(args)
     if temporary:
         data_dir = tempfile.mkdtemp(prefix="loopsense-e2e-")
     process = subprocess.Popen(
-        [str(BIN / "loopsense"), "serve", "--port", "0", "--store-port", "0", *args,
+        [str(bin_dir / "loopsense"), "serve", "--port", "0", "--store-port", "0", *args,
          *(["--data-dir", data_dir] if data_dir is not None else [])],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         # Unbuffered: tests read the log lines (tests/e2e: the order of events) as they happen.
@@ -218,7 +226,7 @@ def start_server(*args: str, env: dict[str, str] | None = None, timeout: float =
             shutil.rmtree(data_dir, ignore_errors=True)
         raise RuntimeError("loopsense serve did not start:\n" + "".join(output))
     return Server(process, found["url"], found.get("store", ""), output, args, env, data_dir,
-                  temporary)
+                  temporary, bin_dir)
 
 
 class Operator:

@@ -109,3 +109,18 @@ def test_down_then_slow_then_back_every_event_kept_arrives_once(server: Server,
             == recorded - telemetry.dropped  # everything kept arrived, nothing twice
     finally:
         proxy.down()
+
+
+def test_ids_holding_a_colon_are_delivered(server, operator: Operator):
+    """The SDK percent-encodes ':' (quote(safe='')); the server decodes the path parameter once,
+    so the run and the execution are the ids as written (issue 25: all three events dropped)."""
+    _, key = operator.new_tenant("team")
+    client = Client(key, server.url)
+    assert client.runs.put_memory("py:colon:run", "plan:step", {"n": 1}).created is True
+    assert client.runs.get_memory("py:colon:run", "plan:step") == {"n": 1}
+    assert client.runs.memory("py:colon:run") == {"plan:step": {"n": 1}}
+    telemetry = client.telemetry("x:colon-1", batch_size=2, flush_interval=0.01)
+    for _ in range(3):
+        telemetry.event("step")
+    assert telemetry.end(duration_ms=10) is True
+    assert telemetry.dropped == 0

@@ -134,7 +134,7 @@ def test_a_result_without_canonical_form_is_refused_even_if_never_compared(resul
     ({"disabled_rules": [MARK]}, "input.config.disabled_rules", "must name rules among"),
     ({"tools": {MARK: {"repeat_warn": 0}}}, "input.config.tools.<tool>.repeat_warn",
      "must be from 2 to 100"),
-    ({"tools": {"t": {"silence": True}}}, "input.config.tools.t", "contains a field"),
+    ({"tools": {MARK: {"silence": True}}}, "input.config.tools.<tool>", "contains a field"),
     ({"reset_on_user_message": "yes"}, "input.config.reset_on_user_message", "boolean"),
 ])
 def test_config_errors_name_the_field_and_its_bounds(config, path, issue):

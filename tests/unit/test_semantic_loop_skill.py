@@ -328,7 +328,9 @@ def test_nan_and_infinity_in_the_body_are_refused_by_the_parser(body):
     assert (caught.value.code, caught.value.details[0].path) == ("VALIDATION_ERROR", "input")
 
 
-def test_1e400_in_the_body_parses_to_infinity_and_is_refused_by_the_skill():
-    raw = jsonio.loads('{"events": [{"type": "checkpoint", "metadata": {"x": 1e400}}]}')
-    error = error_of(raw)
+def test_1e400_in_the_body_is_refused_when_parsed_and_by_the_skill():
+    with pytest.raises(LoopsenseError) as caught:  # the API's one JSON policy (jsonio)
+        jsonio.loads('{"events": [{"type": "checkpoint", "metadata": {"x": 1e400}}]}')
+    assert caught.value.details[0].issue == jsonio.NOT_FINITE
+    error = error_of({"events": [{"type": "checkpoint", "metadata": {"x": float("inf")}}]})
     assert (error.code, error.details[0].path) == ("VALIDATION_ERROR", META)

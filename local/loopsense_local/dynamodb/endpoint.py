@@ -46,7 +46,8 @@ def make_server(engine: Engine, host: str, port: int) -> ThreadingHTTPServer:
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             length = self.headers.get("Content-Length")
-            if length is None or not length.isdigit():  # chunked: not what AWS clients send
+            # chunked is not what AWS clients send; isdigit() alone takes '²'
+            if length is None or not (length.isascii() and length.isdigit()):
                 self.close_connection = True
                 status, payload = _error(DynamoDBError(
                     "ValidationException", "a request needs a Content-Length", status=411))

@@ -84,4 +84,14 @@ describe("runs against a real server", { skip }, () => {
     assert.ok(Array.isArray(page.items));
     await assert.rejects(client.failureGroups.get("loops/identical_call_00000000"), NotFoundError);
   });
+
+  test("ids holding ':' (sent percent-encoded) reach their run and execution", async () => {
+    const run = `ts:colon:${randomUUID().slice(0, 8)}`;
+    assert.equal((await runs.putMemory(run, "plan:step", { n: 1 })).created, true);
+    assert.deepEqual(await runs.getMemory(run, "plan:step"), { n: 1 });
+    const telemetry = client.telemetry(`ts:colon-${randomUUID().slice(0, 8)}`, { batchSize: 2 });
+    for (let i = 0; i < 3; i++) telemetry.event("step");
+    assert.equal(await telemetry.end(), true);
+    assert.equal(telemetry.dropped, 0);
+  });
 });

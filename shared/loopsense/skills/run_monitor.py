@@ -111,7 +111,8 @@ def resolve_config(raw: Mapping[str, Any] | None, tenant: Mapping[str, Any] | No
         raise validation_error(where, "names something that is not a setting "
                                        f"({', '.join(CONFIG_NAMES)})")
     thresholds = {name: effective(name, raw, tenant, where) for name in DEFAULTS}
-    settings = validate(Settings, {k: v for k, v in raw.items() if k in SETTINGS}, where)
+    settings = validate(Settings, {k: v for k, v in raw.items() if k in SETTINGS}, where,
+                        {"tools": "<tool>"})
     unknown_rules = [r for r in settings.disabled_rules if r not in RULES]
     if unknown_rules:
         raise validation_error(f"{where}.disabled_rules",

@@ -9,6 +9,7 @@ from urllib.parse import parse_qsl
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, error_envelope, validation_error
+from loopsense.validation import ascii_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +49,7 @@ def request_from_event(event: dict[str, Any]) -> Request:
 
 def limit_param(raw: str | None, default: int, maximum: int) -> int:
     """A listing's ``limit`` query parameter: ``default`` when absent, else 1..``maximum``."""
-    if raw is None:
-        return default
-    if not raw.isdigit() or not 1 <= int(raw) <= maximum:
-        raise validation_error("limit", f"must be an integer from 1 to {maximum}")
-    return int(raw)
+    return default if raw is None else ascii_int(raw, "limit", 1, maximum)
 
 
 def json_body(body: bytes, limit: int) -> Any:

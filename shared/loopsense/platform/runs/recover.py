@@ -36,6 +36,7 @@ from loopsense.core.monitor.monitor import reset as reset_monitor
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.access.idempotency import REPLAY_WINDOW_S
 from loopsense.platform.http.auth import Identity
+from loopsense.platform.http.request import limit_param
 from loopsense.platform.runs.memory_store import (
     EVENT,
     LESSON,
@@ -54,12 +55,13 @@ from loopsense.platform.runs.monitor import (
     encoded,
     write_conflict,
 )
-from loopsense.validation import STRICT, validate
+from loopsense.validation import STRICT, ascii_int, validate
 
 MAX_VALUE = 32 * 1024  # bytes of one working-memory value (JSON)
 MAX_ENTRIES = 10_000  # entries of a run's working memory
 MAX_PAGE = 1000  # entries, lessons or events per page
 DEFAULT_PAGE = 100
+MAX_SEQ = 9_999_999_999  # an event's seq: 10 digits, as it is kept (zero-padded) in its key
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # of values per page (a Lambda answer is at most 6 MB)
 MAX_BRIEF_SNAPSHOTS = 20  # the newest snapshots a briefing reads
 MAX_BRIEF_LESSONS = 5000
@@ -107,11 +109,9 @@ def page_args(query: dict[str, str], after_check: Callable[[str, str], str]
               ) -> tuple[int, str | None]:
     """``?limit=1..1000&after=...`` of a listing; ``after_check(value, "after")`` checks the
     cursor."""
-    raw = query.get("limit", str(DEFAULT_PAGE))
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
-        raise validation_error("limit", f"must be an integer from 1 to {MAX_PAGE}")
+    limit = limit_param(query.get("limit"), DEFAULT_PAGE, MAX_PAGE)
     after = query.get("after")
-    return int(raw), (after_check(after, "after") if after is not None else None)
+    return limit, (after_check(after, "after") if after is not None else None)
 
 
 def _stamp(now: datetime) -> str:
@@ -282,9 +282,9 @@ class Recover:
         caller = self._enter(identity, run_id, read=True)
 
         def seq(value: str, path: str) -> str:
-            if not value.isdigit() or len(value) > 10:
-                raise validation_error(path, "must be an event's seq (an integer)")
-            return f"{int(value):010d}"
+            seq = ascii_int(value, path, 0, MAX_SEQ, "must be an event's seq (an integer of "
+                                                     "at most 10 digits)")
+            return f"{seq:010d}"
 
         limit, after = page_args(query, seq)
         epoch = int(self.runs.clock().timestamp())

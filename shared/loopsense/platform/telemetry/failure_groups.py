@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import unquote
 
 from loopsense.errors import Detail, LoopsenseError, validation_error
 from loopsense.platform.http.request import limit_param
@@ -91,8 +90,7 @@ class FailureGroups:
         return {"items": [view(g, routing) for g in items],
                 "nextCursor": encode_cursor(last) if last is not None else None}
 
-    def detail(self, tenant: str, raw_signature: str) -> dict[str, Any]:
-        signature = unquote(raw_signature)  # signatures hold no '%': decoding twice is harmless
+    def detail(self, tenant: str, signature: str) -> dict[str, Any]:
         group = self.store.group(tenant, signature)
         if group is None or int(group.get("expiresAt", 0)) <= int(self.clock()):
             raise LoopsenseError("FAILURE_GROUP_NOT_FOUND", "this tenant has no failure group "

@@ -131,9 +131,9 @@ def decode(body: bytes, content_type: str | None, logs: bool = False) -> Any:
         return request
     if kind == JSON:
         try:
-            document = json.loads(body)
-        except (ValueError, RecursionError):
-            raise _bad("is not valid JSON") from None
+            document = jsonio.loads(body)
+        except LoopsenseError as error:  # the API's one JSON policy, in OTLP's error code
+            raise _bad(error.details[0].issue) from None
         _hex_ids_to_base64(document)
         try:
             json_format.ParseDict(document, request, ignore_unknown_fields=True)

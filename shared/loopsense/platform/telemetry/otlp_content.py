@@ -27,6 +27,8 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from loopsense import jsonio
+from loopsense.errors import LoopsenseError
 from loopsense.platform.telemetry.ingest import EXECUTION_ID
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
@@ -38,7 +40,9 @@ REDACTED = frozenset({"__REDACTED__", "[REDACTED]"})
 MAX_MESSAGE_CHARS = 100_000  # a user_message longer than this is cut (identical_call hashes it)
 MAX_ARGUMENT_CHARS = 8_192  # larger tool arguments or results are kept as their SHA-256
 AGENT, LLM, TOOL, SPAN = "agent", "llm", "tool", "span"
-_INDEXED = re.compile(r"^(\d+)\.(.+)$")
+# ASCII digits only, as every number written as text (validation.is_digits): \d takes any
+# Unicode decimal digit, and an unbounded run can be too long for int().
+_INDEXED = re.compile(r"^([0-9]{1,20})\.(.+)$")
 
 
 def _text(value: Any) -> str | None:
@@ -49,8 +53,8 @@ def _json(value: Any) -> Any:
     """A JSON string parsed; anything else as it is."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
-        except (ValueError, RecursionError):
+            return jsonio.loads(value)  # the API's one JSON policy: no value it refuses
+        except LoopsenseError:
             return value
     return value
 
