@@ -145,3 +145,45 @@ def test_signal_and_circuit_break_are_bounded_too(server: Server, proxy: FaultPr
     time.sleep(0.3)
     broken = tracker.circuit_break("repeated_tool_call")
     assert broken is not None and broken.agents_reset == ("ari",)
+
+
+def test_the_async_tracker_nudges_then_stops_without_blocking_the_loop(
+        server: Server, proxy: FaultProxy) -> None:
+    """``AsyncClient.runs.track``: the same verdicts awaited; while a step waits on a slowed
+    server the event loop goes on (a ticker task keeps ticking), and the step returns within
+    the timeout plus the margin."""
+    import asyncio
+
+    from loopsense_sdk import AsyncClient
+
+    async def scenario() -> tuple[list[str], float, int]:
+        async with AsyncClient(DEV_KEY, server.url) as client:
+            tracker = client.runs.track(run_id(), agent_id="ari", policy="stop")
+            actions: list[str] = []
+            with pytest.raises(AgentLoopDetected):
+                for _ in range(20):
+                    answer = await tracker.tool_call("export_status", {"job": 42},
+                                                     result={"state": "pending"})
+                    actions.append(answer.action)
+        slow = AsyncClient(DEV_KEY, proxy.url).runs.track(run_id(), agent_id="ari",
+                                                         timeout=TIMEOUT)
+        proxy.slow(TIMEOUT * 3)
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        task = asyncio.create_task(ticker())
+        start = time.monotonic()
+        degraded = await slow.tool_call("search", {"q": "x"}, result=1)
+        took = time.monotonic() - start
+        task.cancel()
+        assert degraded.degraded and degraded.action == "continue"
+        return actions, took, ticks
+
+    actions, took, ticks = asyncio.run(scenario())
+    assert "nudge" in actions and actions[0] == "continue"
+    assert took < TIMEOUT + MARGIN and ticks >= 10, (took, ticks)

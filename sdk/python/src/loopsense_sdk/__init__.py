@@ -79,7 +79,13 @@ from loopsense_sdk.runs import (  # noqa: E402
 )
 from loopsense_sdk.settings import AsyncSettings, Settings  # noqa: E402
 from loopsense_sdk.telemetry import AsyncExecutions, Executions, Telemetry  # noqa: E402
-from loopsense_sdk.tracker import AgentLoopDetected, Policy, StepAnswer, Tracker  # noqa: E402
+from loopsense_sdk.tracker import (  # noqa: E402
+    AgentLoopDetected,
+    AsyncTracker,
+    Policy,
+    StepAnswer,
+    Tracker,
+)
 from loopsense_sdk.types import (  # noqa: E402
     Billing,
     DetectorThreshold,
@@ -133,6 +139,7 @@ from loopsense_sdk.types import (  # noqa: E402
 )
 
 __all__ = [
+    "AsyncTracker",
     "FailureGroupDay",
     "RunAgentView",
     "RunDetail",

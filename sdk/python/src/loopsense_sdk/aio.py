@@ -157,14 +157,19 @@ class AsyncClient(BaseClient):
     loops = asynchronous(_loops)
     run_monitor = asynchronous(_run_monitor)
 
+    def _sync_client(self) -> Client:
+        """A sync client of the same configuration, for the helpers that work from a thread
+        (telemetry's sender, the run tracker)."""
+        return Client(self.api_key, self.base_url, timeout=self.timeout,
+                      max_attempts=self.max_attempts, deadline=self.deadline,
+                      backoff_base=self.backoff_base, backoff_max=self.backoff_max)
+
     def telemetry(self, execution_id: str, *, batch_size: int = 50,
                   flush_interval: float = 1.0, max_buffered: int = 10_000) -> Telemetry:
         """``Client.telemetry``: recording never awaits (a background thread sends)."""
-        sync = Client(self.api_key, self.base_url, timeout=self.timeout,
-                      max_attempts=self.max_attempts, deadline=self.deadline,
-                      backoff_base=self.backoff_base, backoff_max=self.backoff_max)
-        return sync.telemetry(execution_id, batch_size=batch_size,
-                              flush_interval=flush_interval, max_buffered=max_buffered)
+        return self._sync_client().telemetry(execution_id, batch_size=batch_size,
+                                             flush_interval=flush_interval,
+                                             max_buffered=max_buffered)
 
     async def _perform(self, request: Call) -> Any:
         """One call through the shared retry loop, awaiting the transport and the waits."""

@@ -48,7 +48,7 @@ from loopsense_sdk.types import (
 )
 
 if TYPE_CHECKING:
-    from loopsense_sdk.tracker import Policy, Tracker
+    from loopsense_sdk.tracker import AsyncTracker, Policy, Tracker
 
 __all__ = ["AgentReset", "AsyncRuns", "Briefing", "CircuitBreak", "Finding", "Lesson",
            "MemoryWrite", "Recommendation", "Restore", "Retention", "RunAgent", "RunConfig",
@@ -534,6 +534,15 @@ class Runs(Namespace):
 
 class AsyncRuns(Namespace):
     """The runs API of an asyncio client (``AsyncClient.runs``): ``Runs``' methods, awaited."""
+
+    def track(self, run_id: str, *, agent_id: str, policy: Policy = "nudge",
+              timeout: float = 2.0, max_pending: int = 10_000) -> AsyncTracker:
+        """``Runs.track`` for asyncio agents: the same tracker, its methods awaited."""
+        from loopsense_sdk.tracker import AsyncTracker
+
+        sync = self._client._sync_client().runs.track(
+            run_id, agent_id=agent_id, policy=policy, timeout=timeout, max_pending=max_pending)
+        return AsyncTracker(sync)
 
     register = asynchronous(_register)
     steps = asynchronous(_steps)

@@ -27,6 +27,7 @@ steps is ever logged.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import threading
@@ -44,7 +45,7 @@ from loopsense_sdk.runs import CONTINUE, CircuitBreak, Finding, Recommendation, 
 if TYPE_CHECKING:
     from loopsense_sdk.client import Client
 
-__all__ = ["AgentLoopDetected", "Policy", "StepAnswer", "Tracker"]
+__all__ = ["AgentLoopDetected", "AsyncTracker", "Policy", "StepAnswer", "Tracker"]
 
 log = logging.getLogger("loopsense_sdk")
 
@@ -285,3 +286,51 @@ class Tracker:
             inject = recommendation.nudge
             self._nudged = True
         return StepAnswer(recommendation, inject, result.findings, False, result)
+
+
+class AsyncTracker:
+    """The run tracker for asyncio agents (``AsyncClient.runs.track``): ``Tracker``'s methods,
+    awaited. Each runs the sync tracker in a worker thread, bounded by the same ``timeout``, so
+    the event loop never waits on the network; the policy, the bound and the delivery are the
+    sync tracker's (``tracker.sync``)."""
+
+    def __init__(self, tracker: Tracker) -> None:
+        self.sync = tracker
+
+    @property
+    def pending(self) -> int:
+        return self.sync.pending
+
+    @property
+    def dropped(self) -> int:
+        return self.sync.dropped
+
+    async def tool_call(self, action: str, args: Any = None, *, result: Any = None,
+                        outcome: Literal["positive", "negative", "neutral", "error"] | None = None,
+                        ) -> StepAnswer:
+        return await asyncio.to_thread(self.sync.tool_call, action, args, result=result,
+                                       outcome=outcome)
+
+    async def llm_call(self, model: str, text: str) -> StepAnswer:
+        return await asyncio.to_thread(self.sync.llm_call, model, text)
+
+    async def message(self, text: str) -> StepAnswer:
+        return await asyncio.to_thread(self.sync.message, text)
+
+    async def user_message(self, text: str) -> StepAnswer:
+        return await asyncio.to_thread(self.sync.user_message, text)
+
+    async def text_chunk(self, text: str) -> StepAnswer:
+        return await asyncio.to_thread(self.sync.text_chunk, text)
+
+    async def step(self, step: Mapping[str, Any]) -> StepAnswer:
+        return await asyncio.to_thread(self.sync.step, step)
+
+    async def signal(self) -> Signal | None:
+        return await asyncio.to_thread(self.sync.signal)
+
+    async def circuit_break(self, reason: str) -> CircuitBreak | None:
+        return await asyncio.to_thread(self.sync.circuit_break, reason)
+
+    async def flush(self, timeout: float = 10.0) -> bool:
+        return await asyncio.to_thread(self.sync.flush, timeout)
