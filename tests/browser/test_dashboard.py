@@ -266,7 +266,8 @@ def test_a_second_tenants_page_shows_none_of_the_firsts_data(open_page, site):
 
 PAGES = [("sign-in", None, "#api-key"), ("groups", "#/groups", "tbody tr"),
          ("group", "semantic", "#playbook h2"), ("runs", "#/runs", "tr[data-run]"),
-         ("run", "#/runs/alpha-run", "#events tbody tr"), ("settings", "#/settings", "#retention"),
+         ("run", "#/runs/alpha-run", "section[data-agent] .recommendation"),
+         ("settings", "#/settings", "#retention"),
          ("usage", "#/usage", "#usage-chart canvas")]
 
 
@@ -293,3 +294,28 @@ def test_every_page_at_laptop_and_phone_width(open_page, browser, site, width):
         assert page.evaluate("document.documentElement.scrollWidth") <= width["width"] + 1, (
             f"{name} scrolls sideways at {width['width']} px")
         assert axe_violations(page) == [], name
+
+
+def test_the_page_works_from_the_keyboard_alone(open_page, site):
+    """Sign in, move between views and answer a confirmation with keys only."""
+    server, _ = site
+    watched = open_page()
+    page = watched.page
+    page.goto(server.url + "/")
+    assert page.evaluate("document.activeElement.id") == "api-key"  # focused on arrival
+    page.keyboard.type(DEV_KEY)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("tbody tr[data-signature]")
+    page.focus("nav a[href='#/runs']")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("tr[data-run='alpha-run'] a")
+    page.focus("tr[data-run='alpha-run'] a")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#break")
+    page.focus("#break")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("dialog#confirm[open]")
+    assert page.evaluate("document.activeElement.closest('dialog') !== null")  # focus trapped
+    page.keyboard.press("Escape")  # cancelled: nothing broken
+    page.wait_for_selector("dialog#confirm[open]", state="detached")
+    assert page.inner_text("#run-action-result") == ""

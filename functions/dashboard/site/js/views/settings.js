@@ -4,7 +4,8 @@
 import { get, put } from "../api.js";
 import { announce, errorBox, h, mount, table } from "../dom.js";
 
-const RUNS = (name, t) => t.used_by === "agent.run_monitor" || name === "monitor_disabled";
+const RUNS = (name, t) => t.used_by === "agent.run_monitor" || name === "monitor_disabled"
+  || name === "run_retention_days";
 
 function bounds(t) {
   if (t.type === "boolean") return "true or false";
@@ -48,10 +49,10 @@ function thresholdForm(id, title, names, thresholds, onSaved) {
     const t = thresholds[name];
     return h("tr", {},
       h("th", { scope: "row" }, h("label", { for: "t-" + name, class: "mono", text: name })),
-      h("td", {}, input(name, t)),
-      h("td", { id: `t-${name}-bounds`, text: bounds(t) }),
-      h("td", { text: String(t.default) }),
-      h("td", { text: t.used_by || "" }));
+      h("td", { "data-label": "Value" }, input(name, t)),
+      h("td", { id: `t-${name}-bounds`, "data-label": "Bounds", text: bounds(t) }),
+      h("td", { "data-label": "Default", text: String(t.default) }),
+      h("td", { "data-label": "Used by", text: t.used_by || "" }));
   });
   const form = h("form", { id, class: "card settings-table", novalidate: true,
                            onsubmit: async (event) => {
