@@ -7,8 +7,10 @@ never quoting the caller's values."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -209,3 +211,123 @@ def test_percent_encoded_path_ids_are_decoded_once(runtime: Server) -> None:
     assert (memory["runId"], memory["entries"]) == ("run:1", {"plan:step": {"value": 1}})
     # decoded once: %253A is the id "run%3A1", which the id pattern refuses
     refused(get(runtime, "/v1/runs/run%253A1/memory"), 400, "VALIDATION_ERROR", "runId")
+
+
+# ---- the bounded fuzz: every route x each kind of hostile value -------------------------------
+
+FUZZ = "FUZZMARK7Q"  # in every hostile value; never in an answer or a log line
+SNAP = "1796165309695-233d281b"
+PARAMS = {"runId": "fz-run", "key": "fz-key", "snapshotId": SNAP, "executionId": "fz-exec",
+          "signature": "loops%2Fidentical_call_00000000", "name": "identical_call",
+          "path": "index.html"}
+# A valid body of each route taking one; each of its leaves is replaced by the hostile values.
+BODIES: dict[str, Any] = {
+    "POST /v1/execute": {"skillKey": "agent.loop_detect",
+                         "input": {"events": [{"action": "a"}, {"action": "b"}]}},
+    "POST /v1/executions/{executionId}/events": {"events": [{"type": "tool_call", "name": "x"}]},
+    "POST /v1/executions/{executionId}/end": {"durationMs": 5},
+    "POST /v1/runs/{runId}/agents": {"agentId": "a", "role": "r"},
+    "POST /v1/runs/{runId}/steps": {"agentId": "a", "kind": "tool_call", "action": "x",
+                                    "text": "t"},
+    "POST /v1/runs/{runId}/reset": {"agentId": "a"},
+    "PUT /v1/runs/{runId}/config": {"repeat_warn": 5, "tools": {"t": {"poll": True}}},
+    "PUT /v1/runs/{runId}/memory/{key}": {"v": "x"},
+    "POST /v1/runs/{runId}/lessons": {"text": "t", "tags": ["x"]},
+    "POST /v1/runs/{runId}/circuit-break": {"reason": "r", "agentId": "a"},
+    "POST /v1/runs/{runId}/snapshots/{snapshotId}/restore": {},
+    "POST /v1/runs/{runId}/context": {"query": "q", "max_token_budget": 100},
+    "PUT /v1/severity-routing": {"loops": "warning"},
+    "PUT /v1/telemetry-settings": {"telemetry_retention_days": 7},
+    "PUT /v1/detector-thresholds": {"revisit_threshold": 3},
+    "PUT /v1/me/time-budget-config": {"max_time_budget_ms": 60_000},
+    "POST /v1/traces": {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "s"}]}]}]},
+    "POST /v1/logs": {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {}}]}]}]},
+}
+S = '"\\ud800' + FUZZ + '"'  # JSON text of a lone surrogate
+LEAVES = [  # JSON texts put in place of a leaf
+    S, "1e400", "-1e400", "NaN", '{"' + FUZZ + '": 1e400}', '{"\\udfff' + FUZZ + '": 1}',
+    "[" * 3000 + '"' + FUZZ + '"' + "]" * 3000,  # deeper than any parser here takes
+    '"' + FUZZ + "x" * 70_000 + '"',  # longer than any text field takes
+    "1" * 5000,  # an integer too long to read
+]
+IDS = [FUZZ + "%2Fx", FUZZ + "%00", "%ED%A0%80" + FUZZ, FUZZ + "%252F", "%C2%B2" + FUZZ,
+       FUZZ + "x" * 300, FUZZ + "%3F%23", "%E2%80%AE" + FUZZ]
+QUERIES = ["limit=%C2%B2" + FUZZ, "limit=%EF%BC%95", "limit=%D9%A5", "limit=1e400",
+           "limit=" + "9" * 5000, "after=%EF%BC%95" + FUZZ, "after=" + FUZZ,
+           "agentId=%ED%A0%80" + FUZZ, "cursor=" + FUZZ, "limit=-1&after=%00" + FUZZ]
+
+
+def _leaf_paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, dict) and value:
+        return [p for k, v in value.items() for p in _leaf_paths(v, (*at, k))]
+    if isinstance(value, list) and value:
+        return [p for i, v in enumerate(value) for p in _leaf_paths(v, (*at, i))]
+    return [at]
+
+
+def _with_leaf(body: Any, path: tuple[Any, ...], text: str) -> bytes:
+    """``body`` as JSON with the leaf at ``path`` replaced by the JSON text ``text``."""
+    hole = "\x00HOLE\x00"
+    copy = json.loads(json.dumps(body))
+    if not path:
+        return text.encode("utf-8", "surrogatepass")
+    node = copy
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = hole
+    return json.dumps(copy).replace(json.dumps(hole), text).encode("utf-8", "surrogatepass")
+
+
+LISTINGS = ("/v1/runs", "/v1/runs/{runId}/memory", "/v1/runs/{runId}/lessons",
+            "/v1/runs/{runId}/events", "/v1/runs/{runId}/snapshots/{snapshotId}",
+            "/v1/failure-groups")  # the routes that read ?limit
+
+
+def _fill(template: str, **given: str) -> str:
+    """``template``'s {params}: ``given`` ones, else PARAMS's valid ones."""
+    return re.sub(r"\{(\w+)\+?\}", lambda m: given.get(m[1], PARAMS[m[1]]), template)
+
+
+def _fuzz_requests() -> list[tuple[str, str, bytes | None, bool]]:
+    """(method, path, body, refused): ``refused`` unless the hostile value may be taken as it
+    is (a query parameter the route does not read, a long text where no limit applies)."""
+    from loopsense_local.gateway import template_routes
+    from loopsense_local.tables import load_template
+
+    cases: list[tuple[str, str, bytes | None, bool]] = []
+    for route in template_routes(load_template()):
+        method, template = route.route_key.split(" ", 1)
+        names = re.findall(r"\{(\w+)\+?\}", template)
+        fill = partial(_fill, template)
+        for name in names:
+            cases += [(method, fill(**{name: hostile}), None, name != "path") for hostile in IDS]
+        if method in ("POST", "PUT"):
+            body = BODIES.get(route.route_key, {})
+            for path in _leaf_paths(body)[:4]:
+                cases += [(method, fill(), _with_leaf(body, path, text), text != LEAVES[7])
+                          for text in LEAVES]
+        else:
+            cases += [(method, f"{fill()}?{query}", None,
+                       template in LISTINGS and query.startswith("limit=")) for query in QUERIES]
+    return cases
+
+
+def test_fuzz_every_route_answers_hostile_values_in_the_envelope(runtime: Server) -> None:
+    cases = _fuzz_requests()
+    assert len(cases) > 500  # every route, every kind (bounded: a few seconds)
+    for method, path, body, must_refuse in cases:
+        answer = runtime.request(body if body is not None else b"", method=method, path=path)
+        where = f"{method} {path[:120]} {(body or b'')[:80]!r}"
+        assert answer.status < 500, (where, answer.body[:300])
+        assert FUZZ.encode() not in answer.body, where
+        assert answer.status >= 400 or not must_refuse, where
+        if answer.status < 400:
+            continue
+        if path.startswith(("/v1/traces", "/v1/logs")):  # OTLP's own error body
+            assert {"code", "message"} <= answer.json().keys(), where
+            continue
+        error = answer.json()["error"]
+        assert {"code", "message", "retryable", "next", "details"} <= error.keys(), where
+        assert error["retryable"] is False, where
+    printed = runtime.printed()
+    assert FUZZ not in printed and "crashed" not in printed
