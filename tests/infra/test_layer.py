@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from email.parser import Parser
 from pathlib import Path
@@ -59,12 +60,14 @@ class Context:  # the attributes Powertools reads from a LambdaContext
         return 10_000
 
 import app
+init = sorted({m.split(".")[0] for m in sys.modules})
 with open(event_path, encoding="utf-8") as handle:
     answer = app.lambda_handler(json.load(handle), Context())
 import loopsense
 print("ANSWER " + json.dumps({
     "answer": answer,
     "loopsense": loopsense.__file__,
+    "init": init,
     "modules": sorted({m.split(".")[0] for m in sys.modules}),
 }))
 """
@@ -81,16 +84,19 @@ def site(built: Path) -> Path:
     return built / LAYER / "python"
 
 
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory standing for /var/runtime: links to this venv's boto3, botocore and theirs."""
-    here = tmp_path_factory.mktemp("runtime")
+def link_runtime(here: Path) -> Path:
+    """``here`` made to stand for /var/runtime: links to this venv's boto3, botocore and theirs."""
     venv_site = Path(__import__("boto3").__file__).parents[1]
     for name in RUNTIME_PACKAGES:
         source = venv_site / name if (venv_site / name).is_dir() else venv_site / f"{name}.py"
         assert source.exists(), f"{name} is not installed in the test venv"
         (here / source.name).symlink_to(source)
     return here
+
+
+@pytest.fixture(scope="module")
+def runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return link_runtime(tmp_path_factory.mktemp("runtime"))
 
 
 # ---- what the layer holds -----------------------------------------------------------------------
@@ -141,18 +147,26 @@ def test_the_layer_installs_its_requirements_and_their_dependencies_only(site: P
 
 
 # ---- each handler, from the build output alone ---------------------------------------------------
-@pytest.fixture(scope="module")
-def store() -> Iterator[str]:
+@contextmanager
+def seeded_store() -> Iterator[str]:
     """An embedded DynamoDB on loopback with the template's tables and the development tenant."""
     embedded = EmbeddedDynamoDB("127.0.0.1", 0).start()
-    config = Settings(dynamodb_endpoint=embedded.endpoint)
-    create_tables(make_client(config), config)
-    accounts = Accounts(Dynamo(make_client(config)), config)
-    now = datetime.now(UTC).isoformat()
-    accounts.create_tenant("dev", "team", now)
-    accounts.issue_key("dev", ("*",), now, secret=DEV_KEY)
-    yield embedded.endpoint
-    embedded.stop()
+    try:
+        config = Settings(dynamodb_endpoint=embedded.endpoint)
+        create_tables(make_client(config), config)
+        accounts = Accounts(Dynamo(make_client(config)), config)
+        now = datetime.now(UTC).isoformat()
+        accounts.create_tenant("dev", "team", now)
+        accounts.issue_key("dev", ("*",), now, secret=DEV_KEY)
+        yield embedded.endpoint
+    finally:
+        embedded.stop()
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[str]:
+    with seeded_store() as endpoint:
+        yield endpoint
 
 
 def deployed_environment(template: dict[str, Any], function: dict[str, Any]) -> dict[str, str]:
@@ -171,13 +185,15 @@ def deployed_environment(template: dict[str, Any], function: dict[str, Any]) -> 
 
 
 def invoke(built: Path, runtime: Path, logical_id: str, template: dict[str, Any],
-           extra_env: dict[str, str]) -> dict[str, Any]:
+           extra_env: dict[str, str], flags: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What the function's handler answered to its event, and the top-level modules loaded by
+    its import (``init``) and after the call (``modules``); ``stderr`` holds what it wrote."""
     function = template["Resources"][logical_id]
     event = REPO_ROOT / "events" / f"{Path(function['Properties']['CodeUri']).name}.json"
     env = {"PATH": os.environ.get("PATH", ""), **FAKE_AWS_ENV, "POWERTOOLS_TRACE_DISABLED": "1",
            **deployed_environment(template, function), **extra_env}
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", DRIVER, str(built / logical_id),
+        [sys.executable, "-I", "-S", *flags, "-c", DRIVER, str(built / logical_id),
          str(built / LAYER / "python"), str(runtime), str(event)],
         env=env, capture_output=True, text=True, timeout=120, check=False)
     answers = [ln for ln in done.stdout.splitlines() if ln.startswith("ANSWER ")]
@@ -185,16 +201,26 @@ def invoke(built: Path, runtime: Path, logical_id: str, template: dict[str, Any]
     found: dict[str, Any] = json.loads(answers[0].removeprefix("ANSWER "))
     assert Path(found["loopsense"]).is_relative_to(built / LAYER / "python")
     assert not set(found["modules"]) & set(LOCAL_ONLY), found["modules"]
-    answer: dict[str, Any] = found["answer"]
-    return answer
+    return {**found, "stderr": done.stderr}
 
 
-def test_every_function_answers_its_event_from_the_build_output(built, runtime, template, store):
-    local_store = {"LOOPSENSE_DYNAMODB_ENDPOINT": store,
-                   "LOOPSENSE_SKILL_INVOKER": "inprocess"}  # no Lambda to invoke here
-    answers = {name: invoke(built, runtime, name, template,
-                            local_store if "Environment" in fn["Properties"] else {})
-               for name, fn in _functions(template).items()}
+def store_environment(template: dict[str, Any], logical_id: str, endpoint: str) -> dict[str, str]:
+    """What a function needs to run here: the local store, if it reads one, and the skills run
+    in-process (there is no Lambda to invoke)."""
+    reads = "Environment" in template["Resources"][logical_id]["Properties"]
+    return ({"LOOPSENSE_DYNAMODB_ENDPOINT": endpoint, "LOOPSENSE_SKILL_INVOKER": "inprocess"}
+            if reads else {})
+
+
+@pytest.fixture(scope="module")
+def invoked(built, runtime, template, store) -> dict[str, dict[str, Any]]:
+    """Each function run once on its event from the build output (see ``invoke``)."""
+    return {name: invoke(built, runtime, name, template, store_environment(template, name, store))
+            for name in _functions(template)}
+
+
+def test_every_function_answers_its_event_from_the_build_output(invoked, template):
+    answers = {name: found["answer"] for name, found in invoked.items()}
     for name in _functions(template):
         assert _prop(template, template["Resources"][name], "Handler") == "app.lambda_handler"
 
@@ -226,8 +252,41 @@ def test_the_router_without_a_reachable_store_answers_the_enveloped_503(built, r
                                                                         template):
     nowhere = {"LOOPSENSE_DYNAMODB_ENDPOINT": "http://127.0.0.1:9",
                "LOOPSENSE_STORE_TIMEOUT_S": "0.5", "LOOPSENSE_SKILL_INVOKER": "inprocess"}
-    answer = invoke(built, runtime, "ExecuteFunction", template, nowhere)
+    answer = invoke(built, runtime, "ExecuteFunction", template, nowhere)["answer"]
     assert answer["statusCode"] == 503
     error = json.loads(answer["body"])["error"]
     assert (error["code"], error["retryable"]) == ("PLAN_ELIGIBILITY_UNAVAILABLE", True)
     assert int(answer["headers"]["Retry-After"]) >= 1
+
+
+# ---- what each function imports -----------------------------------------------------------------
+# The heavy packages of the layer, and the functions that need each (their imports at cold start
+# and first call). Any other function importing one pays for it at every cold start.
+HEAVY = ("numpy", "pydantic", "pydantic_core", "google", "opentelemetry")
+NEEDS: dict[str, set[str]] = {
+    # the detectors: numpy's search and embeddings; pydantic validates their input
+    "LoopDetectFunction": {"numpy", "pydantic", "pydantic_core"},
+    "RunMonitorFunction": {"numpy", "pydantic", "pydantic_core"},
+    "LoopsFunction": {"numpy", "pydantic", "pydantic_core"},
+    "SemanticLoopFunction": {"pydantic", "pydantic_core"},
+    "RunsFunction": {"numpy", "pydantic", "pydantic_core"},  # the monitor on every step batch
+    # the router validates the request envelope; the skills run in their own functions
+    "ExecuteFunction": {"pydantic", "pydantic_core"},
+    "TelemetryIngestFunction": {"pydantic", "pydantic_core"},  # a batch's and an end's body
+    "TelemetryOtlpFunction": {"pydantic", "pydantic_core", "google", "opentelemetry"},
+    # the ingestion service (its body models come with it) and the failure groups read by it
+    "TelemetrySweeperFunction": {"pydantic", "pydantic_core"},
+    "FailureGroupsFunction": {"pydantic", "pydantic_core"},
+    "AuthorizerFunction": set(),
+    "SettingsFunction": set(),
+    "PlaybooksFunction": set(),
+}
+
+
+def test_each_function_imports_the_heavy_packages_it_needs_and_no_other(invoked):
+    assert set(NEEDS) == set(invoked)
+    for name, found in invoked.items():
+        # Here the router runs the skill in-process (no Lambda to invoke): its call's imports
+        # are the skill's function's; its own are those of its cold start.
+        loaded = found["init"] if name == "ExecuteFunction" else found["modules"]
+        assert set(HEAVY) & set(loaded) == NEEDS[name], name
