@@ -32,8 +32,7 @@ from cfnlint.decode import cfn_yaml  # noqa: E402
 from benchmarks.harness import paired_ratio  # noqa: E402
 from loopsense_local.embedded import FAKE_AWS_ENV  # noqa: E402
 from loopsense_local.tables import use_local_tables  # noqa: E402
-from tests.infra.test_layer import (  # noqa: E402
-    HEAVY, invoke, link_runtime, seeded_store, store_environment)
+from tests.infra.test_layer import HEAVY, invoke, link_runtime, seeded_store, store_environment  # noqa: E402
 from tests.infra.test_template import TEMPLATE, _functions, _tool, _tool_env  # noqa: E402
 
 LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$")
@@ -103,7 +102,8 @@ def main() -> None:
         heavy = runs[("after", name)][-1][2]
         ratio = ""
         if "before" in builds:
-            ratio = f"  init after/before {paired_ratio([s[0] for s in runs[('after', name)]], [s[0] for s in runs[('before', name)]]):.2f}x"
+            inits = {label: [s[0] for s in runs[(label, name)]] for label in builds}
+            ratio = f"  init after/before {paired_ratio(inits['after'], inits['before']):.2f}x"
         print(f"  {name:<26} " + " ".join(cells) + "   "
               + ", ".join(f"{k} {v:.0f}" for k, v in sorted(heavy.items())) + ratio)
 

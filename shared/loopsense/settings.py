@@ -39,7 +39,8 @@ class Settings:
     telemetry_table: str = _FROM_ENV
     # None: the standard AWS configuration (AWS_ENDPOINT_URL_DYNAMODB, region, credentials).
     dynamodb_endpoint: str | None = _FROM_ENV
-    region: str | None = _FROM_ENV  # None: boto3's own (AWS_REGION on Lambda, the profile elsewhere)
+    # None: boto3's own (AWS_REGION on Lambda, the profile elsewhere)
+    region: str | None = _FROM_ENV
     # Seconds a store call may take before the request answers PLAN_ELIGIBILITY_UNAVAILABLE.
     store_timeout_s: float = _FROM_ENV
     # "lambda": the router invokes each skill's function by name; "inprocess": the local server.

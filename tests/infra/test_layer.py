@@ -272,7 +272,9 @@ NEEDS: dict[str, set[str]] = {
     "RunsFunction": {"numpy", "pydantic", "pydantic_core"},  # the monitor on every step batch
     # the router validates the request envelope; the skills run in their own functions
     "ExecuteFunction": {"pydantic", "pydantic_core"},
-    "TelemetryIngestFunction": {"pydantic", "pydantic_core"},  # a batch's and an end's body
+    # a batch's and an end's body; numpy for the tool_calls class (the run monitor's cycle rule),
+    # only when an execution is evaluated (not by these events)
+    "TelemetryIngestFunction": {"pydantic", "pydantic_core"},
     "TelemetryOtlpFunction": {"pydantic", "pydantic_core", "google", "opentelemetry"},
     # the ingestion service (its body models come with it) and the failure groups read by it
     "TelemetrySweeperFunction": {"pydantic", "pydantic_core"},
@@ -280,6 +282,8 @@ NEEDS: dict[str, set[str]] = {
     "AuthorizerFunction": set(),
     "SettingsFunction": set(),
     "PlaybooksFunction": set(),
+    "DashboardFunction": set(),
+    "UsageFunction": set(),
 }
 
 

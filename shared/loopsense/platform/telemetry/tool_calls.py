@@ -23,7 +23,6 @@ from typing import Any
 from loopsense.core.canonical import CanonicalError
 from loopsense.core.monitor.config import DEFAULTS, MonitorConfig
 from loopsense.core.monitor.findings import Finding
-from loopsense.core.monitor.repetition import cycle, repeated_call
 from loopsense.core.monitor.steps import entry
 
 CLASS = "tool_calls"
@@ -47,6 +46,10 @@ def _suffix(finding: Finding) -> str:
 
 def signatures(events: Sequence[Mapping[str, Any]], thresholds: Mapping[str, Any]) -> list[str]:
     """The tool_calls signatures an execution's events fire, sorted."""
+    # Here, not at the top: the cycle rule's search imports numpy, which a telemetry function
+    # needs only when an execution is evaluated, not at every cold start (tests/infra/test_layer).
+    from loopsense.core.monitor.repetition import cycle, repeated_call
+
     config = _config(thresholds)
     history = config.integer("history_size")
     entries: list[dict[str, Any]] = []
