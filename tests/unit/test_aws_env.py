@@ -15,13 +15,16 @@ NAMES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AW
 
 
 @pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+def clean_env() -> Iterator[pytest.MonkeyPatch]:
     """The environment without NAMES, restored whole afterwards: use_local_store also sets
-    variables this test never names (the table names), and none may leak into later tests."""
+    variables this test never names (the table names), and none may leak into later tests.
+    The test's own patch is undone first: undone after the restore, it deleted the variables
+    it had found unset here (AWS_DEFAULT_REGION), and a later test's boto3 had no region."""
     saved = dict(os.environ)
-    for name in NAMES:
-        os.environ.pop(name, None)
-    yield monkeypatch
+    with pytest.MonkeyPatch.context() as patch:
+        for name in NAMES:
+            patch.delenv(name, raising=False)
+        yield patch
     os.environ.clear()
     os.environ.update(saved)
 
