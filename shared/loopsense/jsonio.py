@@ -1,7 +1,7 @@
 """JSON in and out, the same way everywhere: strict parsing, byte-stable serialization.
 
-``loads`` is where the API's one policy for what a JSON value may hold lives (docs/runs.md,
-"What the API accepts"): numbers are finite (``1e400``, ``NaN`` and ``Infinity`` are refused),
+``loads`` is where the API's one policy for what a JSON value may hold lives (README,
+"What every route accepts"): numbers are finite (``1e400``, ``NaN`` and ``Infinity`` are refused),
 and every string, key or value, is Unicode text: a lone surrogate (``"\\ud800"``, valid JSON
 but no character) is refused. Both are a VALIDATION_ERROR naming ``path``, never retryable.
 """
