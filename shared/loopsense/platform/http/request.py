@@ -9,7 +9,6 @@ from urllib.parse import parse_qsl
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, error_envelope, validation_error
-from loopsense.validation import ascii_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +48,9 @@ def request_from_event(event: dict[str, Any]) -> Request:
 
 def limit_param(raw: str | None, default: int, maximum: int) -> int:
     """A listing's ``limit`` query parameter: ``default`` when absent, else 1..``maximum``."""
+    # Here: loopsense.validation imports pydantic, which the authorizer never needs.
+    from loopsense.validation import ascii_int
+
     return default if raw is None else ascii_int(raw, "limit", 1, maximum)
 
 
