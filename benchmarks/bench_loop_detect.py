@@ -40,9 +40,9 @@ for path in (ROOT, ROOT / "shared"):  # tests.naive_cycles, and loopsense withou
 import numpy as np  # noqa: E402
 import pydantic  # noqa: E402
 
-from benchmarks.harness import measure, table, verdict  # noqa: E402
+from benchmarks.harness import measure, paired_ratio, table, verdict  # noqa: E402
 from loopsense import jsonio  # noqa: E402
-from loopsense.core.cycles import find_cycle  # noqa: E402
+from loopsense.core.cycles import find_cycle, find_cycle_ids, symbol_ids  # noqa: E402
 from loopsense.skills import loop_detect  # noqa: E402
 from loopsense.skills.limits import input_size  # noqa: E402
 from tests.naive_cycles import naive_find_cycle  # noqa: E402
@@ -156,6 +156,32 @@ def core_search(reps_fast: int, reps_naive: int, warmup_naive: int) -> tuple[flo
     return speedup, speedup >= CORE_TARGET
 
 
+def early_stop(reps: int) -> tuple[float, float]:
+    """find_cycle on the trace whose loop starts at event 10 against the whole search of the
+    loop-free trace (the issue's target: at most a quarter), and the loop-free search in two
+    blocks against one (``first_block=0``: the search before the early stop), interleaved."""
+    early = symbol_ids(keys_of(early_loop_events()))
+    none = symbol_ids(keys_of(no_loop_events()))
+    found = find_cycle_ids(early, WINDOW, THRESHOLD)
+    if found != find_cycle_ids(early, WINDOW, THRESHOLD, first_block=0) or found is None:
+        raise SystemExit("the early stop changed the answer: timings would be void")
+    times = measure({
+        "no loop, whole search (one block)": lambda: find_cycle_ids(none, WINDOW, THRESHOLD,
+                                                                    first_block=0),
+        "no loop, two blocks (default)": lambda: find_cycle_ids(none, WINDOW, THRESHOLD),
+        "loop at 10, one block": lambda: find_cycle_ids(early, WINDOW, THRESHOLD, first_block=0),
+        "loop at 10, early stop (default)": lambda: find_cycle_ids(early, WINDOW, THRESHOLD),
+    }, reps=reps, warmup=3)
+    table(f"\n4. Early stop: find_cycle_ids on {len(early)} events, {reps} interleaved rounds",
+          list(times.items()), baseline="no loop, whole search (one block)")
+    whole = times["no loop, whole search (one block)"]
+    stop = paired_ratio(times["loop at 10, early stop (default)"], whole)
+    cost = paired_ratio(times["no loop, two blocks (default)"], whole)
+    print(f"   loop at 10 with the early stop / whole search (median of rounds' ratios): "
+          f"{stop:.3f}x; no loop, two blocks / one: {cost:.3f}x")
+    return stop, cost
+
+
 def skill_call(label: str, events: list[dict[str, str]], reps: int, with_naive: bool = False
                ) -> float:
     body = body_of(events)
@@ -232,10 +258,14 @@ def main(argv: list[str] | None = None) -> int:
     ratio_loop = skill_call("3. Skill call, loop found early (for information)",
                             early_loop_events(), reps_skill, with_naive=True)
 
+    stop, cost = early_stop(reps_fast * 3)
+
     print("\nTargets")
     verdict("core search speed-up >= 30x", core_ok, f"{speedup:.1f}x")
     verdict("skill call <= 8x json.loads (no loop)", ratio <= SKILL_TARGET, f"{ratio:.2f}x")
     print(f"  [info] skill call, early loop: {ratio_loop:.2f}x json.loads")
+    verdict("early loop <= 0.25x the whole search", stop <= 0.25, f"{stop:.3f}x")
+    print(f"  [info] the loop-free search in two blocks: {cost:.3f}x one block")
     return 0
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loopsense.core.cycles import find_cycle
+from loopsense.core.cycles import find_cycle, find_cycle_ids, symbol_ids
 from tests.naive_cycles import naive_find_cycle
 
 
@@ -24,6 +24,21 @@ def test_agrees_with_brute_force_on_small_alphabets(trace, window, threshold):
     assert as_tuple(find_cycle(trace, window, threshold)) == naive_find_cycle(
         trace, window, threshold
     )
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    trace=st.lists(st.integers(0, 3), max_size=50),
+    window=st.integers(1, 20),
+    threshold=st.integers(2, 6),
+)
+def test_the_early_stop_at_any_split_agrees_with_brute_force(trace, window, threshold):
+    """The search in two blocks (the starts before the split first) finds what the whole
+    search finds, wherever the split falls."""
+    expected = naive_find_cycle(trace, window, threshold)
+    ids = symbol_ids(trace)
+    for split in range(1, len(trace)):
+        assert as_tuple(find_cycle_ids(ids, window, threshold, first_block=split)) == expected
 
 
 @settings(max_examples=500, deadline=None)
