@@ -90,8 +90,7 @@ def telemetry_store() -> TelemetryStore:
 
 @lru_cache(maxsize=1)
 def ingestion() -> Ingestion:
-    from loopsense.platform.access.plans import resolve_plan
-    from loopsense.platform.settings.service import plan_cap
+    from loopsense.platform.access.plans import plan_cap, resolve_plan
     from loopsense.platform.telemetry.ingest import Ingestion
 
     plans = accounts()  # the plan's time budget cap, read once per new execution

@@ -6,15 +6,13 @@ from __future__ import annotations
 import pytest
 
 from loopsense.errors import LoopsenseError
-from loopsense.platform.access.plans import default_plan
+from loopsense.platform.access.gate import applied, valid_stored
+from loopsense.platform.access.plans import default_plan, plan_cap
 from loopsense.platform.settings.service import (
-    applied,
     describe,
     parse_patch,
     parse_time_budget,
-    plan_cap,
     time_budget_config,
-    valid_stored,
 )
 from loopsense.skills.thresholds import THRESHOLDS
 from loopsense.store.accounts import Plan

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from loopsense.errors import LoopsenseError
 from loopsense.platform.access.catalog import CATALOG, PLANS
+from loopsense.skills.thresholds import THRESHOLDS
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.metering import period_of
 
@@ -37,6 +38,11 @@ def resolve_plan(accounts: Accounts, name: str) -> Plan:
         raise LoopsenseError("PLAN_ELIGIBILITY_UNAVAILABLE", "the tenant's plan is not defined",
                              retry_after=60)
     return plan
+
+
+def plan_cap(plan: Plan) -> int:
+    """The plan's cap on time_budget_ms; no plan goes beyond the spec's bound (24 h)."""
+    return min(plan.max_time_budget_ms, int(THRESHOLDS["time_budget_ms"].high))
 
 
 def next_month_in_seconds(now: datetime) -> int:

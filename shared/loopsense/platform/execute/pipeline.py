@@ -2,8 +2,9 @@
 
 authenticate -> parse the envelope -> idempotency -> find the skill -> key grant -> plan ->
 rate limit -> quota -> run the skill -> charge. Any failure answers the error envelope and
-charges nothing; a crash is INTERNAL_ERROR. The skill gets the tenant's thresholds, which the
-authorizer read with the tenant's item (platform.tenant_settings.applied).
+charges nothing; a crash is INTERNAL_ERROR. Grant, plan, rate and quota are the gate's
+(platform/access/gate.py), which also gives the skill the tenant's thresholds (read by the
+authorizer with the tenant's item).
 """
 
 from __future__ import annotations
@@ -19,21 +20,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopsense.errors import Detail, LoopsenseError
-from loopsense.observability import logger
 from loopsense.platform.access.catalog import CATALOG, find_skill
+from loopsense.platform.access.gate import Gate, Offer
 from loopsense.platform.access.idempotency import (
     KEY_HEADER,
     REPLAY_WINDOW_S,
     Idempotency,
     check_key,
 )
-from loopsense.platform.access.plans import quota_exceeded, rate_limited, resolve_plan
+from loopsense.platform.access.plans import resolve_plan
 from loopsense.platform.execute.invoke import Invoker
 from loopsense.platform.http.answer import answer
 from loopsense.platform.http.auth import Identity, identity_from_context
 from loopsense.platform.http.request import Request, json_body, json_response
-from loopsense.platform.settings.service import applied, plan_cap, valid_stored
-from loopsense.store.accounts import Accounts, Plan
+from loopsense.store.accounts import Accounts
 from loopsense.store.metering import Metering, Once, UsageRecord, period_of
 from loopsense.validation import validate
 
@@ -59,6 +59,9 @@ class Execute:
     invoker: Invoker
     idempotency: Idempotency
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    def __post_init__(self) -> None:
+        self.gate = Gate(lambda name: resolve_plan(self.accounts, name), self.metering)
 
     def execute(self, request: Request) -> dict[str, Any]:
         started = time.perf_counter()
@@ -89,22 +92,13 @@ class Execute:
     def _run(self, identity: Identity, envelope: Envelope, request: Request,
              once_key: str | None, started: float) -> dict[str, Any]:
         skill = find_skill(envelope.skillKey, envelope.version)
-        if not identity.grants(skill.key):
-            raise LoopsenseError("SKILL_NOT_ACCESSIBLE", "this API key is not granted the skill")
-        plan = resolve_plan(self.accounts, identity.plan)
-        if not plan.allows(skill.key):
-            raise LoopsenseError("SKILL_NOT_AVAILABLE_FOR_PLAN",
-                                 f"the {plan.name} plan does not include this skill")
+        caller = self.gate.admit(identity, Offer(skill.key))
         now = self.clock()
         epoch = int(now.timestamp())
-        if not self.metering.admit(identity.tenant_id, epoch, plan.requests_per_second):
-            raise rate_limited(plan)
-        period = period_of(now)
-        quota_error = quota_exceeded(plan, now)
-        if self.metering.used(identity.tenant_id, period) + skill.cost > plan.credits_per_month:
-            raise quota_error
+        self.gate.rate(caller, epoch)
+        quota_error = self.gate.quota(caller, now, skill.cost)
         result = self.invoker.invoke(skill, envelope.input, request.request_id,
-                                     tenant_thresholds(identity, plan))
+                                     caller.thresholds)
         if "error" in result:
             raise _skill_error(result["error"])
         record = UsageRecord(
@@ -112,24 +106,14 @@ class Execute:
             credits=skill.cost, at=now.isoformat(timespec="milliseconds"),
             duration_ms=int((time.perf_counter() - started) * 1000), status="succeeded")
         once = None if once_key is None else Once(once_key, epoch, epoch + REPLAY_WINDOW_S)
-        execution_id = self.metering.charge(identity.tenant_id, period,
-                                            plan.credits_per_month, record, once)
+        execution_id = self.metering.charge(identity.tenant_id, period_of(now),
+                                            caller.plan.credits_per_month, record, once)
         if execution_id is None:
             raise quota_error  # lost the race for the last credits: the work is discarded
         return json_response(200, {
             "executionId": execution_id, "skillKey": skill.key, "skillVersion": skill.version,
             "output": result["output"], "billing": {"credits": skill.cost},
         }, {"X-Request-Id": request.request_id})
-
-
-def tenant_thresholds(identity: Identity, plan: Plan) -> dict[str, Any]:
-    """The tenant's thresholds (read by the authorizer with the tenant) and the plan's cap on
-    time_budget_ms, as the skill gets them; stored values no longer valid are ignored."""
-    values, ignored = valid_stored(identity.thresholds)
-    if ignored:
-        logger.warning("stored thresholds ignored", extra={"tenant": identity.tenant_id,
-                                                           "thresholds": ignored})
-    return applied(values, plan_cap(plan))
 
 
 def _skill_error(error: dict[str, Any]) -> LoopsenseError:

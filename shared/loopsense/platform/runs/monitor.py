@@ -24,7 +24,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -35,11 +35,11 @@ from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.monitor import inspect, new_state, observe, reset
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.access.catalog import CATALOG
+from loopsense.platform.access.gate import Admitted, Gate, Offer
 from loopsense.platform.access.idempotency import REPLAY_WINDOW_S
 from loopsense.platform.access.plans import quota_exceeded, rate_limited, resolve_plan
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.runs.store import AgentItem, ConfigItem, RunStore, WriteRefused, encode
-from loopsense.platform.settings.service import applied, plan_cap, valid_stored
 from loopsense.skills import run_monitor
 from loopsense.skills.thresholds import THRESHOLDS
 from loopsense.store.accounts import Accounts, Plan
@@ -47,6 +47,7 @@ from loopsense.store.metering import Metering, UsageRecord, period_of
 from loopsense.validation import STRICT, validate
 
 SKILL = CATALOG["agent.run_monitor"]  # the plan and grant rules of the runs API are its
+OFFER = Offer(SKILL.key, "the runs API", "team and enterprise plans")
 USAGE_KEY = "runs.steps"  # usage records of step batches
 COST = 1  # credits per accepted step batch (docs/decisions.md)
 MAX_BATCH = 500
@@ -135,22 +136,18 @@ def parse_config(raw: Any, tenant: Mapping[str, Any]) -> MonitorConfig:
 # The service
 
 
-@dataclass(frozen=True)
-class Caller:
-    """Who calls, as the gate admitted them: the plan and the settings that apply."""
-
-    tenant_id: str
-    plan: Plan
-    settings: dict[str, Any]  # the tenant's valid thresholds and settings, applied
+class Caller(Admitted):
+    """A caller the gate admitted to the runs API, with the two settings that are the runs
+    API's own (skills/thresholds.py)."""
 
     @property
     def monitor_disabled(self) -> bool:
-        return bool(self.settings.get("monitor_disabled", False))
+        return bool(self.thresholds.get("monitor_disabled", False))
 
     @property
     def retention_days(self) -> int:
-        return int(self.settings.get("run_retention_days", THRESHOLDS["run_retention_days"]
-                                     .default))
+        return int(self.thresholds.get("run_retention_days", THRESHOLDS["run_retention_days"]
+                                       .default))
 
 
 class PlanCache:
@@ -179,31 +176,20 @@ class Runs:
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.store, self.metering, self.clock = store, metering, clock
         self.plans = PlanCache(accounts)
+        # ``self.plans`` looked up at each call: a test may hand the service another cache.
+        self.gate = Gate(lambda name: self.plans.get(name), metering)
 
     # who may --------------------------------------------------------------------------------
     def admit(self, identity: Identity) -> Caller:
-        if not identity.grants(SKILL.key):
-            raise LoopsenseError("SKILL_NOT_ACCESSIBLE",
-                                 f"this API key is not granted {SKILL.key} (the runs API)")
-        plan = self.plans.get(identity.plan)
-        if not plan.allows(SKILL.key):
-            raise LoopsenseError("SKILL_NOT_AVAILABLE_FOR_PLAN",
-                                 f"the {plan.name} plan does not include the runs API "
-                                 f"({SKILL.key}: team and enterprise plans)")
-        values, _ = valid_stored(identity.thresholds)
-        return Caller(identity.tenant_id, plan, applied(values, plan_cap(plan)))
+        admitted = self.gate.admit(identity, OFFER)
+        return Caller(admitted.tenant_id, admitted.plan, admitted.thresholds)
 
     def admission(self, caller: Caller, epoch: int) -> dict[str, Any]:
-        if caller.plan.requests_per_second <= 0:
-            raise rate_limited(caller.plan)
-        return {"Update": self.metering.admission(caller.tenant_id, epoch,
-                                                  caller.plan.requests_per_second)}
+        return self.gate.admission(caller, epoch)
 
     def count_request(self, caller: Caller) -> None:
         """Reads count against the rate limit with their own write."""
-        epoch = int(self.clock().timestamp())
-        if not self.metering.admit(caller.tenant_id, epoch, caller.plan.requests_per_second):
-            raise rate_limited(caller.plan)
+        self.gate.rate(caller, int(self.clock().timestamp()))
 
     def retention(self, caller: Caller, expires_at: int) -> dict[str, Any]:
         at = datetime.fromtimestamp(expires_at, UTC).isoformat(timespec="seconds")
@@ -215,7 +201,7 @@ class Runs:
     def _config(self, caller: Caller, config: ConfigItem | None, now: int,
                 agent: AgentItem | None) -> MonitorConfig:
         raw = config.raw if config is not None and config.expires_at > now else {}  # TTL lags
-        resolved = run_monitor.resolve_config(raw, caller.settings, "config")
+        resolved = run_monitor.resolve_config(raw, caller.thresholds, "config")
         objective = (agent.body.get("objective") if agent is not None else None) or None
         # Stateful answers may name tools: the tenant's own run, stored by design.
         return replace(resolved, name_tools=True,
@@ -408,7 +394,7 @@ class Runs:
     def set_config(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
         check_run_id(run_id)
         caller = self.admit(identity)
-        parse_config(raw, caller.settings)
+        parse_config(raw, caller.thresholds)
         now = self.clock()
         expires = self.expiry(caller, now)
         actions = [self.admission(caller, int(now.timestamp())),

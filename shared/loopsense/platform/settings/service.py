@@ -1,8 +1,8 @@
 """Each tenant's detector thresholds and time budget (spec/thresholds.md): the rules, in one place.
 
 Used by the settings API (GET/PUT /v1/detector-thresholds and /v1/me/time-budget-config,
-loopsense.platform.settings.routes), by the operator's `loopsense thresholds --tenant T`, and by the
-router, which hands every skill the values that apply (``applied``).
+platform/settings/routes.py) and by the operator's `loopsense thresholds --tenant T`; the gate
+(platform/access/gate.py) applies the stored values to every call.
 
 Storage: a ``thresholds`` map on the tenant's item; a name that is absent has its default. A
 change is one conditional UpdateItem (Accounts.update_thresholds): all of a request's values or
@@ -18,14 +18,15 @@ after it was set) is kept, and clamped to the cap wherever it is read: the appli
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from loopsense.errors import Detail, LoopsenseError, validation_error
 from loopsense.platform.access.catalog import used_by
-from loopsense.platform.access.plans import resolve_plan
-from loopsense.skills.thresholds import PLAN_CAP, THRESHOLDS, check
+from loopsense.platform.access.gate import valid_stored
+from loopsense.platform.access.plans import plan_cap, resolve_plan
+from loopsense.skills.thresholds import THRESHOLDS, check
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.dynamo import ConditionFailed, unavailable
 
@@ -38,41 +39,6 @@ ATTEMPTS = 5
 
 NAMES = ", ".join(THRESHOLDS)
 _TYPES = {int: "integer", float: "number", bool: "boolean"}
-
-
-def plan_cap(plan: Plan) -> int:
-    """The plan's cap on time_budget_ms; no plan goes beyond the spec's bound (24 h)."""
-    return min(plan.max_time_budget_ms, int(THRESHOLDS[TIME_BUDGET].high))
-
-
-def valid_stored(raw: Any) -> tuple[dict[str, int | float], list[str]]:
-    """The stored values that are valid today, and the known names whose value is not.
-
-    Every write is checked, so an invalid value can only come from a raw write to the table or
-    from bounds tightened by a later version: it is ignored (the default applies) rather than
-    failing every call of the tenant. Unknown names are skipped.
-    """
-    values: dict[str, int | float] = {}
-    ignored: list[str] = []
-    if not isinstance(raw, Mapping):
-        return values, ignored
-    for name in THRESHOLDS:
-        if name in raw:
-            try:
-                values[name] = check(name, raw[name], name)
-            except LoopsenseError:
-                ignored.append(name)
-    return values, ignored
-
-
-def applied(valid: dict[str, int | float], cap: int) -> dict[str, int | float]:
-    """What the router hands a skill as ``tenant_thresholds``: the tenant's valid values (from
-    valid_stored), the time budget clamped to the plan's cap, and the cap itself."""
-    values = dict(valid)
-    if TIME_BUDGET in values:
-        values[TIME_BUDGET] = min(values[TIME_BUDGET], cap)
-    values[PLAN_CAP] = cap
-    return values
 
 
 def describe(stored: Any, plan: Plan) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from loopsense.core.buckets import step_buckets_crossed
 from loopsense.core.canonical import CanonicalError, canonical_json
 from loopsense.core.signatures import hash8, pair_json
 from loopsense.errors import LoopsenseError, validation_error
+from loopsense.platform.access.gate import execution_thresholds
 from loopsense.platform.access.idempotency import check_key
 from loopsense.platform.telemetry import tool_calls
 from loopsense.platform.telemetry.store import (
@@ -45,7 +46,6 @@ from loopsense.platform.telemetry.store import (
 )
 from loopsense.skills import loops
 from loopsense.skills.semantic_loop import CHECKPOINT, SIGNATURE_PREFIX
-from loopsense.skills.thresholds import THRESHOLDS, effective
 from loopsense.store.dynamo import ConditionFailed
 from loopsense.validation import STRICT, validate
 
@@ -142,17 +142,6 @@ def check_batch(body: Any) -> Checked:
     return checked
 
 
-def execution_thresholds(stored: Any, cap: int) -> dict[str, int | float]:
-    """Every threshold's value for a new execution: the tenant's (valid) setting, else the
-    default; the time budget clamped to the plan's cap."""
-    from loopsense.platform.settings.service import valid_stored
-
-    values = valid_stored(stored)[0]
-    out = {name: effective(name, None, values) for name in THRESHOLDS}
-    out["time_budget_ms"] = min(out["time_budget_ms"], cap)
-    return out
-
-
 def iso(epoch_ms: int) -> str:
     return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
@@ -209,7 +198,8 @@ class Ingestion:
                                      f"seq: the next batch expected is seq {next_seq}",
                                      retry_after=1)
             if state is None:
-                thresholds = execution_thresholds(stored_thresholds, self.plan_cap(plan))
+                thresholds = execution_thresholds(tenant, stored_thresholds,
+                                                  self.plan_cap(plan))
             else:
                 thresholds = jsonio.loads(state["thresholds"])
             before = int(state["events"]) if state else 0
