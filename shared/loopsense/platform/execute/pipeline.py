@@ -30,8 +30,8 @@ from loopsense.platform.access.idempotency import (
 )
 from loopsense.platform.access.plans import resolve_plan
 from loopsense.platform.execute.invoke import Invoker
-from loopsense.platform.http.answer import answer
-from loopsense.platform.http.auth import Identity, identity_from_context
+from loopsense.platform.http.answer import Route, respond
+from loopsense.platform.http.auth import Identity
 from loopsense.platform.http.request import Request, json_body, json_response
 from loopsense.store.accounts import Accounts
 from loopsense.store.metering import Metering, Once, UsageRecord, period_of
@@ -64,30 +64,29 @@ class Execute:
         self.gate = Gate(lambda name: resolve_plan(self.accounts, name), self.metering)
 
     def execute(self, request: Request) -> dict[str, Any]:
+        """POST /v1/execute -> its response, through the one dispatcher. The route builds its
+        response itself: a replay is the stored one, byte for byte."""
+        return respond(request, self, ROUTES, "execute", render=lambda response, _: response)
+
+    def route(self, identity: Identity, request: Request) -> dict[str, Any]:
         started = time.perf_counter()
-
-        def execute(log: dict[str, Any]) -> dict[str, Any]:
-            identity = identity_from_context(request.authorizer)
-            log["tenant"] = identity.tenant_id
-            envelope = parse_envelope(request.body)
-            # Logged only when it names a skill: an unknown skillKey is caller content.
-            log["skill"] = envelope.skillKey if envelope.skillKey in CATALOG else None
-            key = check_key(request.header(KEY_HEADER))
-            if key is None:
-                return self._run(identity, envelope, request, None, started)
-            # One logical call per (tenant, key) and replay window: charged at most once, even
-            # when its stored response could not be saved and a retry runs it again.
-            once_key = hashlib.sha256(f"{identity.tenant_id}\n{key}".encode()).hexdigest()
-            response = self.idempotency.run(
-                identity.tenant_id, key, request.body,
-                lambda: self._run(identity, envelope, request, once_key, started),
-            )
-            # A replay is the stored body byte for byte, under its own request id: the one its
-            # log line carries, not the first request's.
-            return {**response, "headers": {**response.get("headers", {}),
-                                            "X-Request-Id": request.request_id}}
-
-        return answer("execute", request, execute)
+        envelope = parse_envelope(request.body)
+        # Logged only when it names a skill: an unknown skillKey is caller content.
+        request.log["skill"] = envelope.skillKey if envelope.skillKey in CATALOG else None
+        key = check_key(request.header(KEY_HEADER))
+        if key is None:
+            return self._run(identity, envelope, request, None, started)
+        # One logical call per (tenant, key) and replay window: charged at most once, even
+        # when its stored response could not be saved and a retry runs it again.
+        once_key = hashlib.sha256(f"{identity.tenant_id}\n{key}".encode()).hexdigest()
+        response = self.idempotency.run(
+            identity.tenant_id, key, request.body,
+            lambda: self._run(identity, envelope, request, once_key, started),
+        )
+        # A replay is the stored body byte for byte, under its own request id: the one its
+        # log line carries, not the first request's.
+        return {**response, "headers": {**response.get("headers", {}),
+                                        "X-Request-Id": request.request_id}}
 
     def _run(self, identity: Identity, envelope: Envelope, request: Request,
              once_key: str | None, started: float) -> dict[str, Any]:
@@ -120,3 +119,7 @@ def _skill_error(error: dict[str, Any]) -> LoopsenseError:
     details = [Detail(d["path"], d["issue"]) for d in error.get("details", [])]
     return LoopsenseError(error["code"], error["message"], details)
 
+
+ROUTES: dict[str, Route] = {
+    "POST /v1/execute": lambda execute, who, request: execute.route(who, request),
+}

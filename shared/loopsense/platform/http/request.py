@@ -21,6 +21,14 @@ class Request:
     authorizer: dict[str, Any]
     params: dict[str, str] = field(default_factory=dict)  # the route's {path parameters}
     query: dict[str, str] = field(default_factory=dict)  # the query string's parameters
+    route: str = ""  # the route's key, "POST /v1/runs/{runId}/steps" (default: method and path)
+    # What may be logged of this request, filled as it is answered (known names and sizes
+    # only, never caller content): the one log line platform/http/answer.py writes.
+    log: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.route:
+            object.__setattr__(self, "route", f"{self.method} {self.path}")
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -43,6 +51,7 @@ def request_from_event(event: dict[str, Any]) -> Request:
         params=dict(event.get("pathParameters") or {}),
         query=dict(event.get("queryStringParameters")
                    or parse_qsl(event.get("rawQueryString") or "")),
+        route=str(event.get("routeKey") or ""),
     )
 
 

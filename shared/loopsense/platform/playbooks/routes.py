@@ -10,21 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopsense.platform.http.answer import answer
-from loopsense.platform.http.auth import identity_from_context
-from loopsense.platform.http.request import json_response, request_from_event
+from loopsense.platform.http.answer import Route, dispatch
+from loopsense.platform.http.request import Request
 from loopsense.playbooks import playbook
+
+
+def _read(request: Request) -> dict[str, Any]:
+    body = playbook(request.params.get("name", ""))
+    request.log["playbook"] = body["name"]  # only a known name: an unknown one is caller content
+    return body
+
+
+ROUTES: dict[str, Route] = {"GET /v1/playbooks/{name}": lambda _, who, request: _read(request)}
 
 
 def handle(event: dict[str, Any]) -> dict[str, Any]:
     """An HTTP API (payload 2.0) event of GET /v1/playbooks/{name} -> its response."""
-    request = request_from_event(event)
-
-    def read(log: dict[str, Any]) -> dict[str, Any]:
-        log["tenant"] = identity_from_context(request.authorizer).tenant_id
-        name = (event.get("pathParameters") or {}).get("name")
-        body = playbook(name if isinstance(name, str) else "")
-        log["playbook"] = body["name"]  # only a known name: an unknown one is caller content
-        return json_response(200, body, {"X-Request-Id": request.request_id})
-
-    return answer("playbook", request, read)
+    return dispatch(event, None, ROUTES, "playbook")

@@ -6,18 +6,16 @@ says why).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from loopsense.platform.access.idempotency import KEY_HEADER, check_key
-from loopsense.platform.http.answer import dispatch
+from loopsense.platform.http.answer import Route, dispatch
 from loopsense.platform.http.request import Request, json_body
 from loopsense.platform.runs.monitor import MAX_BODY, MAX_STEPS_BODY, Runs
 from loopsense.platform.runs.recover import Recover
 from loopsense.platform.runs.views import RunViews
 
 RUN = "/v1/runs/{runId}"
-Action = Callable[[Runs, Any, Request], dict[str, Any]]
 
 
 def _steps(runs: Runs, identity: Any, request: Request) -> dict[str, Any]:
@@ -39,7 +37,7 @@ def _keyed(request: Request) -> tuple[Any, bytes, str | None]:
     return _body(request), request.body, check_key(request.header(KEY_HEADER))
 
 
-ROUTES: dict[str, Action] = {
+ROUTES: dict[str, Route] = {
     # reading runs (platform/runs/views.py)
     "GET /v1/runs": lambda runs, who, request: RunViews(runs).list(who, request.query),
     f"GET {RUN}": lambda runs, who, request: RunViews(runs).detail(who, _run(request)),

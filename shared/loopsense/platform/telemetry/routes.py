@@ -1,19 +1,19 @@
 """The telemetry routes (spec/failure_groups.md) as HTTP API (payload 2.0) events: ingestion
 (platform/telemetry/ingest.py) and failure groups, routing, retention
 (platform/telemetry/failure_groups.py). Like the settings routes: dispatched on ``routeKey``,
-every failure answered in the one envelope by ``answer``, logs with known names and sizes only.
+every failure answered in the one envelope by the one dispatcher (platform/http/answer.py),
+logs with known names and sizes only.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 
-from loopsense.errors import Detail, LoopsenseError, validation_error
-from loopsense.platform.http.answer import Route, answer, dispatch
-from loopsense.platform.http.auth import identity_from_context
-from loopsense.platform.http.request import Request, json_body, request_from_event
+from loopsense.errors import LoopsenseError, validation_error
+from loopsense.platform.http.answer import Route, dispatch
+from loopsense.platform.http.auth import Identity
+from loopsense.platform.http.request import Request, json_body
 
 # A batch of 500 events of ~2 KB each; the stored (compressed) batch has its own limit.
 MAX_BATCH_BODY_BYTES = 1024 * 1024
@@ -28,14 +28,27 @@ def _body(request: Request, limit: int, invalid: str = "VALIDATION_ERROR") -> An
         raise LoopsenseError(invalid, error.message, error.details) from None
 
 
+def _add(service: Any, who: Identity, request: Request) -> dict[str, Any]:
+    result: dict[str, Any] = service.add(
+        who.tenant_id, who.plan, who.thresholds, request.params.get("executionId", ""),
+        _body(request, MAX_BATCH_BODY_BYTES, "EXECUTION_EVENTS_INVALID"),
+        request.header("Idempotency-Key"))
+    # What of the answer may be logged: ingestion's sizes and counts only.
+    request.log.update({"events": result.get("accepted"), "duplicate": result.get("duplicate"),
+                        "fired": len(result["fired"])})
+    return result
+
+
+def _end(service: Any, who: Identity, request: Request) -> dict[str, Any]:
+    result: dict[str, Any] = service.end(who.tenant_id, request.params.get("executionId", ""),
+                                         _body(request, MAX_SETTINGS_BODY_BYTES))
+    request.log.update({"events": None, "duplicate": None, "fired": len(result["fired"])})
+    return result
+
+
 INGEST: dict[str, Route] = {
-    "POST /v1/executions/{executionId}/events": lambda service, who, request:
-        service.add(who.tenant_id, who.plan, who.thresholds, request.params.get("executionId", ""),
-                    _body(request, MAX_BATCH_BODY_BYTES, "EXECUTION_EVENTS_INVALID"),
-                    request.header("Idempotency-Key")),
-    "POST /v1/executions/{executionId}/end": lambda service, who, request:
-        service.end(who.tenant_id, request.params.get("executionId", ""),
-                    _body(request, MAX_SETTINGS_BODY_BYTES)),
+    "POST /v1/executions/{executionId}/events": _add,
+    "POST /v1/executions/{executionId}/end": _end,
 }
 
 GROUPS: dict[str, Route] = {
@@ -57,50 +70,52 @@ GROUPS: dict[str, Route] = {
 def handle(event: dict[str, Any], service: Any, routes: dict[str, Route],
            name: str) -> dict[str, Any]:
     """An event of one of ``routes`` -> its response, ``service`` doing the work."""
-    return dispatch(event, service, routes, name, _sizes)
+    return dispatch(event, service, routes, name)
 
 
-def _sizes(result: dict[str, Any]) -> dict[str, Any]:
-    """What of an answer may be logged: ingestion's sizes and counts only."""
-    if "fired" not in result:
-        return {}
-    return {"events": result.get("accepted"), "duplicate": result.get("duplicate"),
-            "fired": len(result["fired"])}
+def _export(service: Any, who: Identity, request: Request) -> int:
+    """POST /v1/traces or POST /v1/logs: the export ingested; the records it rejected."""
+    from loopsense.platform.telemetry import otlp
+
+    if len(request.body) > MAX_OTLP_BODY_BYTES:
+        raise validation_error("body", f"must be at most {MAX_OTLP_BODY_BYTES} bytes",
+                               "EXECUTION_EVENTS_INVALID")
+    feed = otlp.ingest_logs if request.route == LOGS else otlp.ingest
+    rejected = feed(service, who.tenant_id, who.plan, who.thresholds, request.body,
+                    request.header("Content-Type"), request.header("Content-Encoding"))
+    request.log["rejected_spans"] = rejected
+    return rejected
+
+
+LOGS = "POST /v1/logs"
+OTLP: dict[str, Route] = {"POST /v1/traces": _export, LOGS: _export}
+
+
+def _otlp_success(rejected: int, request: Request) -> dict[str, Any]:
+    from loopsense.platform.telemetry import otlp
+
+    content_type = request.header("Content-Type")
+    return _binary(200, *otlp.success(rejected, content_type, request.route == LOGS),
+                   request.request_id)
+
+
+def _otlp_failure(error: LoopsenseError, request: Request) -> dict[str, Any]:
+    """The refusal as OTLP's google.rpc.Status (the envelope's code, message and fields), with
+    the envelope's status and Retry-After."""
+    from loopsense.platform.telemetry import otlp
+
+    out = _binary(error.status, *otlp.failure(error, request.header("Content-Type")),
+                  request.request_id)
+    retry_after = error.retry_after_seconds()
+    if retry_after is not None:
+        out["headers"]["Retry-After"] = str(retry_after)
+    return out
 
 
 def handle_otlp(event: dict[str, Any], service: Any) -> dict[str, Any]:
     """POST /v1/traces and POST /v1/logs: an OTLP/HTTP export -> ingestion; OTLP's own answer
     and error bodies."""
-    from loopsense.platform.telemetry import otlp
-
-    request = request_from_event(event)
-    content_type = request.header("Content-Type")
-    logs = event.get("routeKey") == "POST /v1/logs"
-
-    def run(log: dict[str, Any]) -> dict[str, Any]:
-        who = identity_from_context(request.authorizer)
-        log["tenant"], log["route"] = who.tenant_id, event.get("routeKey", "POST /v1/traces")
-        if len(request.body) > MAX_OTLP_BODY_BYTES:
-            raise validation_error("body", f"must be at most {MAX_OTLP_BODY_BYTES} bytes",
-                                   "EXECUTION_EVENTS_INVALID")
-        feed = otlp.ingest_logs if logs else otlp.ingest
-        rejected = feed(service, who.tenant_id, who.plan, who.thresholds, request.body,
-                        content_type, request.header("Content-Encoding"))
-        log["rejected_spans"] = rejected
-        return _binary(200, *otlp.success(rejected, content_type, logs), request.request_id)
-
-    response = answer("otlp", request, run)
-    if response["statusCode"] < 400:
-        return response
-    # The one envelope, re-worded as OTLP's google.rpc.Status (same code, message, field).
-    error = json.loads(response["body"])["error"]
-    details = [Detail(d["path"], d["issue"]) for d in error["details"]]
-    failed = LoopsenseError(error["code"], error["message"], details)
-    out = _binary(response["statusCode"], *otlp.failure(failed, content_type),
-                  request.request_id)
-    if "Retry-After" in response["headers"]:
-        out["headers"]["Retry-After"] = response["headers"]["Retry-After"]
-    return out
+    return dispatch(event, service, OTLP, "otlp", _otlp_success, _otlp_failure)
 
 
 def _binary(status: int, content_type: str, body: bytes, request_id: str) -> dict[str, Any]:
