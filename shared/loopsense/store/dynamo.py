@@ -1,8 +1,11 @@
 """The one DynamoDB client wrapper: typed items in and out, and store failures as one error.
 
-Every call goes through ``Dynamo.call`` so that a store that is down, slow or throttling
-becomes PLAN_ELIGIBILITY_UNAVAILABLE (503, retryable) in one place, while a failed condition
-stays visible to the caller as ``ConditionFailed``.
+Every call goes through ``Dynamo.call``, the one place DynamoDB's errors are mapped: a store
+that is down, slow or throttling becomes PLAN_ELIGIBILITY_UNAVAILABLE (503, retryable), while a
+failed condition stays visible to the caller as ``ConditionFailed`` (with a transaction's
+per-action reasons). A caller that re-reads and tries again after losing a race names
+``CONFLICTS``: DynamoDB's own TransactionConflict (a concurrent transaction on the same item,
+which the client does not retry) is then a lost race too, not an outage.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 STORE_DOWN_RETRY_AFTER = 2
+# The reasons a transaction was refused that mean "a condition failed"; with CONFLICTS, also "a
+# concurrent transaction got there first".
+CONDITION = frozenset({"ConditionalCheckFailed"})
+CONFLICTS = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 BATCH_TRIES = 6  # a batch's leftovers are sent again after 50, 100 ... 800 ms (1.55 s in all)
 
 
@@ -95,7 +102,10 @@ class Dynamo:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+    def call(self, operation: str, refused: frozenset[str] = CONDITION, **kwargs: Any
+             ) -> dict[str, Any]:
+        """``operation`` of the client with ``kwargs``; ConditionFailed when a transaction was
+        cancelled for one of the ``refused`` reasons, PLAN_ELIGIBILITY_UNAVAILABLE otherwise."""
         try:
             return getattr(self.client, operation)(**kwargs)  # type: ignore[no-any-return]
         except ClientError as exc:
@@ -104,8 +114,8 @@ class Dynamo:
                 raise ConditionFailed() from None
             if code == "TransactionCanceledException":
                 cancelled = exc.response.get("CancellationReasons", [])
-                reasons = [r.get("Code", "None") for r in cancelled]
-                if "ConditionalCheckFailed" in reasons:
+                reasons = [r.get("Code", "None") or "None" for r in cancelled]
+                if refused & set(reasons):
                     raise ConditionFailed(reasons) from None
             raise unavailable() from None
         except BotoCoreError:

@@ -1,8 +1,15 @@
-"""Idempotency-Key handling on Powertools' DynamoDB idempotency.
+"""Idempotency-Key handling: the header's rule, POST /v1/execute's records (Powertools'
+DynamoDB idempotency), and the one replay helper of the stateful routes.
 
-A completed call with the same tenant and key is answered from the stored response, byte for
-byte, without running or charging again. Only successes are stored: an error deletes the
-in-progress record so the caller may retry with the same key (a 429 or 503 must not stick).
+Execute: a completed call with the same tenant and key is answered from the stored response,
+byte for byte, without running or charging again. Only successes are stored: an error deletes
+the in-progress record so the caller may retry with the same key (a 429 or 503 must not stick).
+
+The runs API and recover keep their keys in the item they write (an agent, a run's memory
+head), in the same transaction as the change: ``remember`` adds one to the list of the last
+RECENT_KEYS, ``replay`` finds one within REPLAY_WINDOW_S. Telemetry keeps one item per key
+(its batch's seq). A key sent again with another body is IDEMPOTENCY_KEY_REUSED everywhere
+(``key_reused``).
 """
 
 from __future__ import annotations
@@ -32,6 +39,39 @@ REPLAY_WINDOW_S = 24 * 3600
 # A crashed first request must not block its key for 24 h: its in-progress record expires after
 # this, which is longer than any skill's time budget.
 IN_PROGRESS_EXPIRY_MS = 60_000
+RECENT_KEYS = 16  # keys remembered per item by the stateful routes
+
+
+def digest(text: bytes | str) -> str:
+    """SHA-256 (hex) of a key or a body: what is stored of them."""
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+def key_reused(what: str = "body") -> LoopsenseError:
+    return LoopsenseError("IDEMPOTENCY_KEY_REUSED",
+                          f"this Idempotency-Key was used with a different {what}")
+
+
+# One remembered key: [key digest, body digest, epoch second, what the call made].
+Recent = list[Any]
+
+
+def replay(recent: list[Recent], key: str, body_digest: str, epoch: int) -> Any | None:
+    """What the call with this key made (within REPLAY_WINDOW_S), None if it is not among
+    ``recent``; IDEMPOTENCY_KEY_REUSED if it came with another body."""
+    for stored_key, stored_body, at, made in recent:
+        if stored_key != key or epoch - at > REPLAY_WINDOW_S:
+            continue
+        if stored_body != body_digest:
+            raise key_reused()
+        return made
+    return None
+
+
+def remember(recent: list[Recent], key: str, body_digest: str, epoch: int,
+             made: Any) -> list[Recent]:
+    """``recent`` with this key's call added (replacing an older one): the last RECENT_KEYS."""
+    return [*[r for r in recent if r[0] != key], [key, body_digest, epoch, made]][-RECENT_KEYS:]
 
 
 def check_key(value: str | None) -> str | None:
@@ -79,7 +119,6 @@ class Idempotency:
             raise LoopsenseError("IDEMPOTENCY_IN_PROGRESS",
                                  "a request with this Idempotency-Key is still running") from None
         except IdempotencyValidationError:
-            raise LoopsenseError("IDEMPOTENCY_KEY_REUSED",
-                                 "this Idempotency-Key was used with a different body") from None
+            raise key_reused() from None
         except IdempotencyPersistenceLayerError:
             raise unavailable() from None

@@ -133,7 +133,8 @@ class MemoryStore:
 
     def count(self, tenant_id: str, run_id: str, generation: str, epoch: int) -> int:
         """A generation's live entries (those not past their ``expiresAt`` at ``epoch``)."""
-        total, kwargs = 0, {
+        total = 0
+        kwargs: dict[str, Any] = {
             "ConsistentRead": True, "Select": "COUNT",
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :g)",
             "FilterExpression": "expiresAt > :now",

@@ -5,8 +5,8 @@ stateless skill agent.run_monitor) in one item of the runs table. A step batch r
 and the run's config (one BatchGetItem), applies the steps, and writes everything in one
 transaction: the tenant's rate-limit counter, the charge (1 credit and a usage record), the
 agent on condition that its version is still the one read, and the config's extended life.
-A batch that loses to a concurrent one reads again and is applied again (ATTEMPTS), so no step
-is lost or applied twice; then RUN_WRITE_CONFLICT (retryable). An Idempotency-Key is kept in
+A batch that loses to a concurrent one reads again and is applied again (access/retry.py), so
+no step is lost or applied twice; then RUN_WRITE_CONFLICT (retryable). An Idempotency-Key is kept in
 the agent's item with its answer: a retry is answered from there, applied and charged once.
 
 Who may: the key must be granted agent.run_monitor and the tenant's plan must include it (team
@@ -18,7 +18,6 @@ context (its thresholds map): the monitor's thresholds, ``run_retention_days`` a
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import time
@@ -36,8 +35,9 @@ from loopsense.core.monitor.monitor import inspect, new_state, observe, reset
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.access.catalog import CATALOG
 from loopsense.platform.access.gate import Admitted, Gate, Offer
-from loopsense.platform.access.idempotency import REPLAY_WINDOW_S
+from loopsense.platform.access.idempotency import digest, remember, replay
 from loopsense.platform.access.plans import quota_exceeded, rate_limited, resolve_plan
+from loopsense.platform.access.retry import until_written
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.runs.store import AgentItem, ConfigItem, RunStore, WriteRefused, encode
 from loopsense.skills import run_monitor
@@ -54,8 +54,6 @@ MAX_BATCH = 500
 MAX_STEPS_BODY = 2 * 1024 * 1024
 MAX_BODY = 64 * 1024  # register, reset, config
 MAX_STORED = 350_000  # bytes of an agent's compressed body (DynamoDB items: 400 KB)
-RECENT_KEYS = 16  # Idempotency-Keys remembered per agent
-ATTEMPTS = 8  # concurrent batches of one agent: re-read and apply again this many times
 MAX_BREAK_AGENTS = 8  # agents a reset or a break without agentId resets (one transaction)
 PLAN_CACHE_S = 60.0
 DAY_S = 86_400
@@ -167,10 +165,6 @@ class PlanCache:
         return cached[1]
 
 
-def digest(text: bytes | str) -> str:
-    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
-
-
 class Runs:
     def __init__(self, store: RunStore, accounts: Accounts, metering: Metering,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
@@ -234,24 +228,24 @@ class Runs:
                     "monitor_disabled": True}
         key = digest(idempotency_key) if idempotency_key is not None else None
         body_digest = digest(body)
-        for _ in range(ATTEMPTS):
+
+        def attempt() -> dict[str, Any] | None:
             now = self.clock()
             epoch = int(now.timestamp())
             agent, config = self.store.agent_and_config(caller.tenant_id, run_id, agent_id)
             if config is not None and config.expires_at <= epoch:
                 config = None  # expired, not yet deleted: neither applied nor kept alive
             if agent is not None and key is not None:
-                replay = _replay(agent, key, body_digest, epoch)
-                if replay is not None:
-                    return replay
+                made = replay(agent.body.get("recent", []), key, body_digest, epoch)
+                if made is not None:
+                    return dict(made)
             current = current_agent(agent, agent_id, epoch)
             answer = self._apply(caller, current, config, steps, run_id, now)
             expires = self.expiry(caller, now)
             answer["retention"] = self.retention(caller, expires)
             if key is not None:
-                recent = [r for r in current.body.get("recent", []) if r[0] != key]
-                current.body["recent"] = [*recent, [key, body_digest, epoch, answer]][
-                    -RECENT_KEYS:]
+                current.body["recent"] = remember(current.body.get("recent", []), key,
+                                                  body_digest, epoch, answer)
             record = UsageRecord(answer["executionId"], USAGE_KEY, SKILL.version, COST,
                                  now.isoformat(timespec="milliseconds"),
                                  int((time.perf_counter() - started) * 1000), "succeeded")
@@ -265,7 +259,9 @@ class Runs:
                                                       expires))
             if self.write(caller, actions, True, now):
                 return answer
-        raise write_conflict()
+            return None
+
+        return until_written(attempt, write_conflict)
 
     def _apply(self, caller: Caller, agent: AgentItem, config_item: ConfigItem | None,
                steps: list[dict[str, Any]], run_id: str, now: datetime) -> dict[str, Any]:
@@ -331,7 +327,8 @@ class Runs:
                       change: Callable[[AgentItem], None], create: bool
                       ) -> tuple[AgentItem, int]:
         """Read, change and conditionally write one agent (with the rate counter)."""
-        for _ in range(ATTEMPTS):
+
+        def attempt() -> tuple[AgentItem, int] | None:
             now = self.clock()
             epoch = int(now.timestamp())
             found = self.store.agent(caller.tenant_id, run_id, agent_id)
@@ -345,7 +342,9 @@ class Runs:
                                             now.isoformat(timespec="milliseconds"), expires)]
             if self.write(caller, actions, False, now):
                 return agent, expires
-        raise write_conflict()
+            return None
+
+        return until_written(attempt, write_conflict)
 
     # POST /v1/runs/{runId}/reset ---------------------------------------------------------------
     def reset(self, identity: Identity, run_id: str, raw: Any) -> dict[str, Any]:
@@ -355,7 +354,8 @@ class Runs:
         body = validate(ResetBody, raw if raw is not None else {}, prefix="")
         agent_id = check_agent_id(body.agentId, "agentId") if body.agentId is not None else None
         caller = self.admit(identity)
-        for _ in range(ATTEMPTS):
+
+        def attempt() -> dict[str, Any] | None:
             now = self.clock()
             epoch = int(now.timestamp())
             agents = self.agents_to_reset(caller, run_id, agent_id, epoch)
@@ -371,7 +371,9 @@ class Runs:
                 return {"runId": run_id, "reset": [
                     {"agentId": a.agent_id, "segmentStart": a.body["monitor"]["segmentStart"]}
                     for a in agents]}
-        raise write_conflict()
+            return None
+
+        return until_written(attempt, write_conflict)
 
     def agents_to_reset(self, caller: Caller, run_id: str, agent_id: str | None, epoch: int
                         ) -> list[AgentItem]:
@@ -413,17 +415,6 @@ def current_agent(found: AgentItem | None, agent_id: str, epoch: int) -> AgentIt
     version = found.version if found is not None else 0
     return AgentItem(agent_id, version, body={"monitor": new_state(), "objective": None,
                                               "recent": []})
-
-
-def _replay(agent: AgentItem, key: str, body_digest: str, epoch: int) -> dict[str, Any] | None:
-    for stored_key, stored_body, at, answer in agent.body.get("recent", []):
-        if stored_key != key or epoch - at > REPLAY_WINDOW_S:
-            continue
-        if stored_body != body_digest:
-            raise LoopsenseError("IDEMPOTENCY_KEY_REUSED",
-                                 "this Idempotency-Key was used with a different body")
-        return dict(answer)
-    return None
 
 
 def encoded(agent: AgentItem) -> bytes:

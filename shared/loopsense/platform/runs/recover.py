@@ -34,7 +34,8 @@ from loopsense import jsonio
 from loopsense.core import briefing
 from loopsense.core.monitor.monitor import reset as reset_monitor
 from loopsense.errors import LoopsenseError, validation_error
-from loopsense.platform.access.idempotency import REPLAY_WINDOW_S
+from loopsense.platform.access.idempotency import digest, remember, replay
+from loopsense.platform.access.retry import until_written
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.http.request import limit_param
 from loopsense.platform.runs.memory_store import (
@@ -45,13 +46,10 @@ from loopsense.platform.runs.memory_store import (
     MemoryStore,
 )
 from loopsense.platform.runs.monitor import (
-    ATTEMPTS,
-    RECENT_KEYS,
     Caller,
     Runs,
     check_agent_id,
     check_run_id,
-    digest,
     encoded,
     write_conflict,
 )
@@ -166,7 +164,8 @@ class Recover:
                                             "JSON")
         value = jsonio.dumps(jsonio.loads(body, "value"))
         caller = self._enter(identity, run_id, read=False)
-        for _ in range(ATTEMPTS):
+
+        def attempt() -> dict[str, Any] | None:
             now = self.runs.clock()
             head = self.store.head(caller.tenant_id, run_id, int(now.timestamp()))
             found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
@@ -182,7 +181,9 @@ class Recover:
                         "retention": self._retention(caller, expires)}
             if not existed and head.live and head.count >= MAX_ENTRIES:
                 self._full_unless_expired(caller, run_id, head, int(now.timestamp()))
-        raise write_conflict()
+            return None
+
+        return until_written(attempt, write_conflict)
 
     def _full_unless_expired(self, caller: Caller, run_id: str, head: Head, epoch: int
                              ) -> None:
@@ -212,7 +213,8 @@ class Recover:
     def delete(self, identity: Identity, run_id: str, key: str) -> dict[str, Any]:
         check_key(key)
         caller = self._enter(identity, run_id, read=False)
-        for _ in range(ATTEMPTS):
+
+        def attempt() -> dict[str, Any] | None:
             now = self.runs.clock()
             head = self.store.head(caller.tenant_id, run_id, int(now.timestamp()))
             found = self.store.entry(caller.tenant_id, run_id, head.generation, key)
@@ -224,7 +226,9 @@ class Recover:
                        self.store.delete_entry(caller.tenant_id, run_id, head.generation, key)]
             if self._write(caller, actions, now):
                 return {"runId": run_id, "key": key, "deleted": True}
-        raise write_conflict()
+            return None
+
+        return until_written(attempt, write_conflict)
 
     def _page(self, caller: Caller, run_id: str, generation: str, query: dict[str, str]
               ) -> tuple[dict[str, Any], str | None]:
@@ -332,7 +336,8 @@ class Recover:
         actions. A lost race (a concurrent break or restore, an agent's step) plans again."""
         key = digest(idempotency_key) if idempotency_key is not None else None
         body_digest = digest(body)
-        for _ in range(ATTEMPTS):
+
+        def attempt() -> dict[str, Any] | None:
             now = self.runs.clock()
             epoch = int(now.timestamp())
             head = self.store.head(caller.tenant_id, run_id, epoch)
@@ -342,9 +347,8 @@ class Recover:
             expires = self.runs.expiry(caller, now)
             step = plan(head, now, expires)
             made = step.lesson["lessonId"]
-            recent = head.recent if key is None else [
-                *[r for r in head.recent if r[0] != key], [key, body_digest, epoch, made]
-            ][-RECENT_KEYS:]
+            recent = head.recent if key is None else remember(head.recent, key, body_digest,
+                                                              epoch, made)
             event = {**step.event, "at": _stamp(now), "expiresAt": expires}
             actions = [self.store.switch(caller.tenant_id, run_id, head, step.generation,
                                          step.count, made, recent, _stamp(now), expires),
@@ -354,7 +358,9 @@ class Recover:
             if self._write(caller, actions, now):
                 return self._answer(caller, run_id, step.lesson,
                                     self._frozen_count(caller, run_id, made, head.generation))
-        raise write_conflict()
+            return None
+
+        return until_written(attempt, write_conflict)
 
     def _frozen_count(self, caller: Caller, run_id: str, snapshot_id: str,
                       generation: str) -> int:
@@ -370,19 +376,13 @@ class Recover:
                 body_digest: str, epoch: int) -> dict[str, Any] | None:
         """The answer of the break or restore this Idempotency-Key already made (kept in the
         head: the last 16 keys, 24 h), rebuilt from the snapshot it froze; or None."""
-        for stored_key, stored_body, at, made in head.recent if key is not None else []:
-            if stored_key != key or epoch - at > REPLAY_WINDOW_S:
-                continue
-            if stored_body != body_digest:
-                raise LoopsenseError("IDEMPOTENCY_KEY_REUSED",
-                                     "this Idempotency-Key was used with a different body")
-            lesson = self.store.lesson(caller.tenant_id, run_id, made)
-            if lesson is None:
-                return None
-            return self._answer(caller, run_id, lesson,
-                                self.store.count(caller.tenant_id, run_id, lesson["generation"],
-                                                 epoch))
-        return None
+        made = replay(head.recent, key, body_digest, epoch) if key is not None else None
+        lesson = self.store.lesson(caller.tenant_id, run_id, made) if made is not None else None
+        if lesson is None:
+            return None
+        return self._answer(caller, run_id, lesson,
+                            self.store.count(caller.tenant_id, run_id, lesson["generation"],
+                                             epoch))
 
     def _answer(self, caller: Caller, run_id: str, lesson: dict[str, Any], frozen: int
                 ) -> dict[str, Any]:

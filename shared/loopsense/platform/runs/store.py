@@ -28,16 +28,12 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from loopsense import jsonio
-from loopsense.store.dynamo import Dynamo, from_item, to_item, unavailable
+from loopsense.store.dynamo import CONFLICTS, ConditionFailed, Dynamo, from_item, to_item
 
 AGENT = "AGENT#"
 CONFIG = "CONFIG"
 ACTIVITY_INDEX = "byActivity"
-# Reasons a transaction lost to a concurrent write (re-read and try again).
-CONFLICTS = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 
 
 def partition(tenant_id: str, run_id: str) -> str:
@@ -191,16 +187,9 @@ class RunStore:
         """One TransactWriteItems: all of ``actions`` or none. WriteRefused names the actions
         whose condition failed (or that met a concurrent transaction)."""
         try:
-            self.db.client.transact_write_items(TransactItems=actions)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException":
-                reasons = [r.get("Code", "None") or "None"
-                           for r in exc.response.get("CancellationReasons", [])]
-                if CONFLICTS & set(reasons):
-                    raise WriteRefused(reasons) from None
-            raise unavailable() from None
-        except BotoCoreError:
-            raise unavailable() from None
+            self.db.call("transact_write_items", refused=CONFLICTS, TransactItems=actions)
+        except ConditionFailed as refused:
+            raise WriteRefused(refused.reasons) from None
 
 
 def _config(item: dict[str, Any]) -> ConfigItem:

@@ -26,6 +26,7 @@ from loopsense.errors import Detail, LoopsenseError, validation_error
 from loopsense.platform.access.catalog import used_by
 from loopsense.platform.access.gate import valid_stored
 from loopsense.platform.access.plans import plan_cap, resolve_plan
+from loopsense.platform.access.retry import until_written
 from loopsense.skills.thresholds import THRESHOLDS, check
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.dynamo import ConditionFailed, unavailable
@@ -34,8 +35,6 @@ TIME_BUDGET = "time_budget_ms"
 CAP_CODE = "TIME_BUDGET_ABOVE_PLAN_CAP"
 # A settings body names a few dozen numbers at most; anything near this size is not one.
 MAX_BODY_BYTES = 16 * 1024
-# Conditional writes lost to a concurrent change of the plan or of the map's existence.
-ATTEMPTS = 5
 
 NAMES = ", ".join(THRESHOLDS)
 _TYPES = {int: "integer", float: "number", bool: "boolean"}
@@ -188,7 +187,8 @@ class TenantSettings:
 
     def _change(self, tenant_id: str,
                 parse: Callable[[Plan], Patch]) -> tuple[dict[str, Any], Plan]:
-        for _ in range(ATTEMPTS):
+
+        def attempt() -> tuple[dict[str, Any], Plan] | None:
             item, plan = self._load(tenant_id)
             patch = parse(plan)  # checked against the plan read with the item
             if patch.empty:
@@ -198,6 +198,7 @@ class TenantSettings:
                 written = self.accounts.update_thresholds(tenant_id, item["plan"], patch.values,
                                                           patch.reset, create)
             except ConditionFailed:
-                continue  # the plan changed, or another request created the map: again
+                return None  # the plan changed, or another request created the map: again
             return written, plan
-        raise unavailable()
+
+        return until_written(attempt, unavailable)

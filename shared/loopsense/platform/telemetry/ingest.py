@@ -35,7 +35,8 @@ from loopsense.core.canonical import CanonicalError, canonical_json
 from loopsense.core.signatures import hash8, pair_json
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.access.gate import execution_thresholds
-from loopsense.platform.access.idempotency import check_key
+from loopsense.platform.access.idempotency import check_key, key_reused
+from loopsense.platform.access.retry import until_written
 from loopsense.platform.telemetry import tool_calls
 from loopsense.platform.telemetry.store import (
     MAX_STORED_BATCH_BYTES,
@@ -53,8 +54,6 @@ MAX_BATCH_EVENTS = 500
 MAX_SEQ = 2**31 - 1
 EXECUTION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 INVALID = "EXECUTION_EVENTS_INVALID"
-# Claims lost to concurrent batches of the same execution before answering "retry".
-CLAIM_ATTEMPTS = 32
 DAY_S = 86_400
 DEFAULT_TELEMETRY_DAYS = 14
 DEFAULT_GROUP_DAYS = 90
@@ -157,6 +156,11 @@ class Retention:
                    int(settings.get("groupRetentionDays", DEFAULT_GROUP_DAYS)))
 
 
+def too_many_batches() -> LoopsenseError:
+    return LoopsenseError("EXECUTION_BATCH_OUT_OF_ORDER",
+                          "too many concurrent batches for this execution", retry_after=1)
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -178,14 +182,14 @@ class Ingestion:
         key = check_key(idempotency_key)
         checked = check_batch(body)
         retention = Retention.of(self.store.settings(tenant))
-        for _ in range(CLAIM_ATTEMPTS):
+
+        def attempt() -> dict[str, Any] | None:
             state = self.store.execution(tenant, execution)
             if key is not None:
                 known = self.store.idempotency_key(tenant, execution, key)
                 if known is not None:
                     if known["digest"] != checked.digest:
-                        raise LoopsenseError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key "
-                                             "was used with a different batch")
+                        raise key_reused("batch")
                     return self._resume(tenant, execution, int(known["seq"]), state, retention)
             if state is not None and "endedAt" in state:
                 raise LoopsenseError("EXECUTION_ENDED", "the execution has ended; it takes no "
@@ -211,13 +215,13 @@ class Ingestion:
                     key=key, now_ms=now, idle_at=now + int(thresholds["time_budget_ms"]),
                     expires_at=now // 1000 + retention.telemetry_days * DAY_S)
             except ConditionFailed:
-                continue  # another batch took this seq (or the execution ended): look again
+                return None  # another batch took this seq (or the execution ended): look again
             fired = self._apply(tenant, execution, next_seq, checked, before, thresholds,
                                 retention, fresh=True)
             return {"executionId": execution, "seq": next_seq, "accepted": len(checked.events),
                     "duplicate": False, "fired": fired}
-        raise LoopsenseError("EXECUTION_BATCH_OUT_OF_ORDER", "too many concurrent batches for "
-                             "this execution", retry_after=1)
+
+        return until_written(attempt, too_many_batches)
 
     def _resume(self, tenant: str, execution: str, seq: int, state: dict[str, Any] | None,
                 retention: Retention) -> dict[str, Any]:

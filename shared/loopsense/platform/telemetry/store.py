@@ -35,8 +35,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopsense import jsonio
-from loopsense.errors import LoopsenseError
-from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
+from loopsense.platform.access.retry import until_written
+from loopsense.store.dynamo import (
+    CONFLICTS,
+    ConditionFailed,
+    Dynamo,
+    from_item,
+    to_item,
+    unavailable,
+)
 
 STATE = "#state"
 SETTINGS = "#settings"
@@ -47,10 +54,6 @@ BY_CLASS = "byClass"
 BY_IDLE = "byIdle"
 # DynamoDB refuses items over 400 KB; a stored batch keeps a margin for its other attributes.
 MAX_STORED_BATCH_BYTES = 350_000
-# A fire's transaction may collide with a concurrent one on the same group item (DynamoDB
-# cancels it with TransactionConflict, which the client does not retry). Few attempts: the same
-# error is also what a store that is down gives, and the caller's retry of the batch is safe.
-CONFLICT_ATTEMPTS = 3
 
 
 def execution_pk(tenant: str, execution: str) -> str:
@@ -219,16 +222,18 @@ class TelemetryStore:
                                  "sk": f"{now_iso}#{execution}", "executionId": execution,
                                  "firedAt": now_iso, "expiresAt": group_expires_at})}},
         ]
-        for attempt in range(CONFLICT_ATTEMPTS):
+
+        def attempt() -> bool | None:
             try:
-                self.db.call("transact_write_items", TransactItems=actions)
+                self.db.call("transact_write_items", refused=CONFLICTS, TransactItems=actions)
                 return True
-            except ConditionFailed:
-                return False  # only the F# item has a condition: fired before
-            except LoopsenseError:  # a conflict with a concurrent fire of the group (or down)
-                if attempt == CONFLICT_ATTEMPTS - 1:
-                    raise
-        return False
+            except ConditionFailed as refused:
+                if "ConditionalCheckFailed" in refused.reasons:
+                    return False  # only the F# item has a condition: fired before
+                # A concurrent fire of the same group item (TransactionConflict): again.
+                return None
+
+        return until_written(attempt, unavailable)
 
     def end(self, tenant: str, execution: str, duration_ms: int | None, now_ms: int) -> None:
         """Mark the execution ended (it stays in the sweeper's index until evaluated, so an
