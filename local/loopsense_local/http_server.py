@@ -29,8 +29,7 @@ from hypercorn.config import Config
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.observability import logger
-from loopsense.platform.execute.pipeline import MAX_BODY_BYTES
-from loopsense.platform.http.request import body_too_large, error_response
+from loopsense.platform.http.request import MAX_BODY_BYTES, body_too_large, error_response
 from loopsense.validation import is_digits
 from loopsense_local.gateway import Gateway
 from loopsense_local.limits import Limits

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from loopsense.core.instants import stamp
 from loopsense.errors import validation_error
 from loopsense.platform.access.plans import all_plans, find_plan, resolve_plan
 from loopsense.platform.settings.service import existing_tenant, no_tenant
@@ -21,7 +22,7 @@ from loopsense.store.metering import Metering, period_of
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return stamp(datetime.now(UTC))
 
 
 def create_tenant(accounts: Accounts, plan: str, tenant_id: str | None) -> dict[str, Any]:

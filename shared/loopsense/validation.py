@@ -15,6 +15,12 @@ from pydantic import ConfigDict
 
 from loopsense.errors import Detail, LoopsenseError, validation_error
 
+# Ids a caller picks that travel in paths and keys (runId, executionId): 1..128 of A-Z a-z 0-9
+# . _ : - (no '#', the stores' key separator; nothing a path would need to encode but ':').
+SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# Agent ids and Idempotency-Keys: 1..128 printable ASCII characters, no spaces.
+PRINTABLE_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
+
 _ISSUES: dict[str, str] = {
     "missing": "is required",
     "extra_forbidden": "contains a field that is not allowed",

@@ -1,4 +1,5 @@
-"""Instants as integer epoch milliseconds: ISO-8601 text or epoch-millisecond numbers.
+"""Instants as integer epoch milliseconds: ISO-8601 text or epoch-millisecond numbers, and
+the one format of every timestamp the API writes (``stamp``).
 
 Pure: no clock, no time zone database (offsets are read from the text; text without an offset
 is UTC). Sub-millisecond digits are truncated, so every duration is a whole number of ms.
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 MIN_MS = -62_135_596_800_000
 MAX_MS = 253_402_300_799_999
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+DAY_S = 86_400
 
 
 def parse_iso(text: str) -> int | None:
@@ -47,3 +49,12 @@ def from_epoch_ms(value: int | float) -> int | None:
     if not MIN_MS <= value <= MAX_MS:
         return None
     return int(value)
+
+
+def stamp(moment: datetime | int) -> str:
+    """RFC 3339 in UTC with milliseconds and ``Z`` (``2026-03-12T09:14:03.512Z``): every
+    timestamp the API writes. ``moment``: an aware datetime, or epoch milliseconds. Values
+    stored before in other ISO-8601 forms are still read (``parse_iso`` reads them all)."""
+    if isinstance(moment, int):
+        moment = datetime.fromtimestamp(moment / 1000, UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

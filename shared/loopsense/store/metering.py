@@ -18,7 +18,7 @@ class UsageRecord:
     skill_key: str
     skill_version: str
     credits: int
-    at: str  # ISO-8601 UTC
+    at: str  # RFC 3339 UTC, milliseconds, Z (core.instants.stamp); older records: +00:00
     duration_ms: int
     status: str
 

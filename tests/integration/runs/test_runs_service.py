@@ -355,7 +355,7 @@ def test_every_item_expires_retention_days_after_the_runs_last_write(client):
     clock.now += timedelta(days=2)
     answer = steps(runs, who, "r", [call("x", {})])
     expected = int(clock.now.timestamp()) + 3 * DAY_S
-    assert answer["retention"] == {"days": 3, "expiresAt": "2026-12-05T12:00:00Z"}
+    assert answer["retention"] == {"days": 3, "expiresAt": "2026-12-05T12:00:00.000Z"}
     items = raw_items(runs, who, "r")
     assert sorted(i["sk"] for i in items) == ["AGENT#ari", "CONFIG"]
     assert {i["expiresAt"] for i in items} == {expected}  # the config lives on with the run

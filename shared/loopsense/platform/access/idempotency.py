@@ -15,7 +15,6 @@ RECENT_KEYS, ``replay`` finds one within REPLAY_WINDOW_S. Telemetry keeps one it
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -32,9 +31,10 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.store.dynamo import unavailable
+from loopsense.validation import PRINTABLE_ID
 
 KEY_HEADER = "Idempotency-Key"
-KEY_FORMAT = re.compile(r"^[\x21-\x7e]{1,128}$")  # printable ASCII, no spaces
+KEY_FORMAT = PRINTABLE_ID
 REPLAY_WINDOW_S = 24 * 3600
 # A crashed first request must not block its key for 24 h: its in-progress record expires after
 # this, which is longer than any skill's time budget.

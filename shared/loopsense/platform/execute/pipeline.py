@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from loopsense.core.instants import stamp
 from loopsense.errors import Detail, LoopsenseError
 from loopsense.platform.access.catalog import CATALOG, find_skill
 from loopsense.platform.access.gate import Gate, Offer
@@ -32,13 +33,10 @@ from loopsense.platform.access.plans import resolve_plan
 from loopsense.platform.execute.invoke import Invoker
 from loopsense.platform.http.answer import Route, respond
 from loopsense.platform.http.auth import Identity
-from loopsense.platform.http.request import Request, json_body, json_response
+from loopsense.platform.http.request import MAX_BODY_BYTES, Request, json_body, json_response
 from loopsense.store.accounts import Accounts
 from loopsense.store.metering import Metering, Once, UsageRecord, period_of
 from loopsense.validation import validate
-
-# Lambda's synchronous payload limit; skills apply their own, smaller input limits.
-MAX_BODY_BYTES = 6 * 1024 * 1024
 
 
 class Envelope(BaseModel):
@@ -102,7 +100,7 @@ class Execute:
             raise _skill_error(result["error"])
         record = UsageRecord(
             execution_id=str(uuid.uuid4()), skill_key=skill.key, skill_version=skill.version,
-            credits=skill.cost, at=now.isoformat(timespec="milliseconds"),
+            credits=skill.cost, at=stamp(now),
             duration_ms=int((time.perf_counter() - started) * 1000), status="succeeded")
         once = None if once_key is None else Once(once_key, epoch, epoch + REPLAY_WINDOW_S)
         execution_id = self.metering.charge(identity.tenant_id, period_of(now),

@@ -10,6 +10,12 @@ from urllib.parse import parse_qsl
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError, error_envelope, validation_error
 
+# Lambda's synchronous payload limit: no request body is larger (skills apply their own, smaller
+# input limits).
+MAX_BODY_BYTES = 6 * 1024 * 1024
+# A settings body (thresholds, routing, retention) names a few dozen values at most.
+SETTINGS_BODY_BYTES = 16 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class Request:

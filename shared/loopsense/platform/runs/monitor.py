@@ -19,7 +19,6 @@ context (its thresholds map): the monitor's thresholds, ``run_retention_days`` a
 from __future__ import annotations
 
 import math
-import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -30,6 +29,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, StringConstraints
 
 from loopsense.core.canonical import CanonicalError
+from loopsense.core.instants import DAY_S, stamp
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.monitor import inspect, new_state, observe, reset
 from loopsense.errors import LoopsenseError, validation_error
@@ -44,7 +44,7 @@ from loopsense.skills import run_monitor
 from loopsense.skills.thresholds import THRESHOLDS
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.metering import Metering, UsageRecord, period_of
-from loopsense.validation import STRICT, validate
+from loopsense.validation import PRINTABLE_ID, SAFE_ID, STRICT, validate
 
 SKILL = CATALOG["agent.run_monitor"]  # the plan and grant rules of the runs API are its
 OFFER = Offer(SKILL.key, "the runs API", "team and enterprise plans")
@@ -56,10 +56,9 @@ MAX_BODY = 64 * 1024  # register, reset, config
 MAX_STORED = 350_000  # bytes of an agent's compressed body (DynamoDB items: 400 KB)
 MAX_BREAK_AGENTS = 8  # agents a reset or a break without agentId resets (one transaction)
 PLAN_CACHE_S = 60.0
-DAY_S = 86_400
 
-RUN_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-AGENT_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
+RUN_ID = SAFE_ID
+AGENT_ID = PRINTABLE_ID
 INVALID = "RUN_BATCH_INVALID"
 
 
@@ -186,8 +185,7 @@ class Runs:
         self.gate.rate(caller, int(self.clock().timestamp()))
 
     def retention(self, caller: Caller, expires_at: int) -> dict[str, Any]:
-        at = datetime.fromtimestamp(expires_at, UTC).isoformat(timespec="seconds")
-        return {"days": caller.retention_days, "expiresAt": at.replace("+00:00", "Z")}
+        return {"days": caller.retention_days, "expiresAt": stamp(expires_at * 1000)}
 
     def expiry(self, caller: Caller, now: datetime) -> int:
         return int(now.timestamp()) + caller.retention_days * DAY_S
@@ -247,13 +245,13 @@ class Runs:
                 current.body["recent"] = remember(current.body.get("recent", []), key,
                                                   body_digest, epoch, answer)
             record = UsageRecord(answer["executionId"], USAGE_KEY, SKILL.version, COST,
-                                 now.isoformat(timespec="milliseconds"),
+                                 stamp(now),
                                  int((time.perf_counter() - started) * 1000), "succeeded")
             actions = [self.admission(caller, epoch),
                        *self.metering.charge_items(caller.tenant_id, period_of(now),
                                                    caller.plan.credits_per_month, record),
                        self.store.put_agent(caller.tenant_id, run_id, current, encoded(current),
-                                            now.isoformat(timespec="milliseconds"), expires)]
+                                            stamp(now), expires)]
             if config is not None:
                 actions.append(self.store.keep_config(caller.tenant_id, run_id, config,
                                                       expires))
@@ -339,7 +337,7 @@ class Runs:
             expires = self.expiry(caller, now)
             actions = [self.admission(caller, epoch),
                        self.store.put_agent(caller.tenant_id, run_id, agent, encoded(agent),
-                                            now.isoformat(timespec="milliseconds"), expires)]
+                                            stamp(now), expires)]
             if self.write(caller, actions, False, now):
                 return agent, expires
             return None
@@ -365,7 +363,7 @@ class Runs:
                 reset(agent.body["monitor"])
                 actions.append(self.store.put_agent(caller.tenant_id, run_id, agent,
                                                     encoded(agent),
-                                                    now.isoformat(timespec="milliseconds"),
+                                                    stamp(now),
                                                     expires))
             if self.write(caller, actions, False, now):
                 return {"runId": run_id, "reset": [
@@ -401,7 +399,7 @@ class Runs:
         expires = self.expiry(caller, now)
         actions = [self.admission(caller, int(now.timestamp())),
                    self.store.put_config(caller.tenant_id, run_id, raw,
-                                         now.isoformat(timespec="milliseconds"), expires)]
+                                         stamp(now), expires)]
         if not self.write(caller, actions, False, now):
             raise write_conflict()
         return {"runId": run_id, "config": raw, "retention": self.retention(caller, expires)}

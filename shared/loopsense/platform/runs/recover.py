@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from loopsense import jsonio
 from loopsense.core import briefing
+from loopsense.core.instants import stamp
 from loopsense.core.monitor.monitor import reset as reset_monitor
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.access.idempotency import digest, remember, replay
@@ -112,10 +113,6 @@ def page_args(query: dict[str, str], after_check: Callable[[str, str], str]
     return limit, (after_check(after, "after") if after is not None else None)
 
 
-def _stamp(now: datetime) -> str:
-    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _new_id(now: datetime) -> str:
     return f"{int(now.timestamp() * 1000):013d}-{uuid.uuid4().hex[:8]}"
 
@@ -173,9 +170,9 @@ class Recover:
             expires = self.runs.expiry(caller, now)
             actions = [
                 self.store.count_change(caller.tenant_id, run_id, head, 0 if existed else 1,
-                                        _stamp(now), expires, MAX_ENTRIES),
+                                        stamp(now), expires, MAX_ENTRIES),
                 self.store.put_entry(caller.tenant_id, run_id, head.generation, key, value,
-                                     _stamp(now), expires, existed)]
+                                     stamp(now), expires, existed)]
             if self._write(caller, actions, now):
                 return {"runId": run_id, "key": key, "created": not existed,
                         "retention": self._retention(caller, expires)}
@@ -221,7 +218,7 @@ class Recover:
             if found is None or found.expires_at <= int(now.timestamp()):
                 raise LoopsenseError("RUN_MEMORY_NOT_FOUND", "no such key in working memory")
             expires = self.runs.expiry(caller, now)
-            actions = [self.store.count_change(caller.tenant_id, run_id, head, -1, _stamp(now),
+            actions = [self.store.count_change(caller.tenant_id, run_id, head, -1, stamp(now),
                                                expires, MAX_ENTRIES),
                        self.store.delete_entry(caller.tenant_id, run_id, head.generation, key)]
             if self._write(caller, actions, now):
@@ -265,7 +262,7 @@ class Recover:
         now = self.runs.clock()
         expires = self.runs.expiry(caller, now)
         values = {"lessonId": _new_id(now), "kind": body.kind, "text": body.text,
-                  "tags": body.tags, "createdAt": _stamp(now), "expiresAt": expires}
+                  "tags": body.tags, "createdAt": stamp(now), "expiresAt": expires}
         if not self._write(caller, [self.store.put_lesson(caller.tenant_id, run_id, values)],
                            now):
             raise write_conflict()
@@ -314,12 +311,12 @@ class Recover:
             lesson = {"lessonId": snapshot_id, "kind": "loop_detected",
                       "text": f"working memory at the circuit break ({request.reason})",
                       "tags": [request.reason], "generation": head.generation,
-                      "agentIds": names, "createdAt": _stamp(now), "expiresAt": expires}
+                      "agentIds": names, "createdAt": stamp(now), "expiresAt": expires}
             resets = []
             for agent in agents:
                 reset_monitor(agent.body["monitor"])
                 resets.append(self.runs.store.put_agent(caller.tenant_id, run_id, agent,
-                                                        encoded(agent), _stamp(now), expires))
+                                                        encoded(agent), stamp(now), expires))
             return Switch(uuid.uuid4().hex, 0, lesson,
                           {"type": BREAK_EVENT, "details": {"snapshotId": snapshot_id,
                                                             "reason": request.reason,
@@ -349,9 +346,9 @@ class Recover:
             made = step.lesson["lessonId"]
             recent = head.recent if key is None else remember(head.recent, key, body_digest,
                                                               epoch, made)
-            event = {**step.event, "at": _stamp(now), "expiresAt": expires}
+            event = {**step.event, "at": stamp(now), "expiresAt": expires}
             actions = [self.store.switch(caller.tenant_id, run_id, head, step.generation,
-                                         step.count, made, recent, _stamp(now), expires),
+                                         step.count, made, recent, stamp(now), expires),
                        self.store.put_lesson(caller.tenant_id, run_id, step.lesson),
                        self.store.put_event(caller.tenant_id, run_id, head.events + 1, event),
                        *step.actions]
@@ -435,7 +432,7 @@ class Recover:
         entries, _ = self.store.entries(caller.tenant_id, run_id, source["generation"])
         live = [e for e in entries if e.expires_at > int(now.timestamp())]
         staged = uuid.uuid4().hex
-        self.store.stage(caller.tenant_id, run_id, staged, live, _stamp(now),
+        self.store.stage(caller.tenant_id, run_id, staged, live, stamp(now),
                          self.runs.expiry(caller, now))
 
         def plan(head: Head, now: datetime, expires: int) -> Switch:
@@ -444,7 +441,7 @@ class Recover:
                       "text": f"working memory replaced by restoring snapshot {snapshot_id}",
                       "tags": ["restore"], "generation": head.generation,
                       "restoredFrom": snapshot_id, "restoredEntries": len(live),
-                      "createdAt": _stamp(now), "expiresAt": expires}
+                      "createdAt": stamp(now), "expiresAt": expires}
             return Switch(staged, len(live), lesson,
                           {"type": RESTORE_EVENT, "details": {
                               "snapshotId": snapshot_id, "entries": len(live),

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from loopsense.platform.http.answer import Route, dispatch
-from loopsense.platform.http.request import Request, json_body
-from loopsense.platform.settings.service import MAX_BODY_BYTES, TenantSettings
+from loopsense.platform.http.request import SETTINGS_BODY_BYTES, Request, json_body
+from loopsense.platform.settings.service import TenantSettings
 from loopsense.skills.thresholds import THRESHOLDS
 
 THRESHOLDS_PATH = "/v1/detector-thresholds"
@@ -20,7 +20,7 @@ TIME_BUDGET_PATH = "/v1/me/time-budget-config"
 
 
 def _body(request: Request) -> Any:
-    body = json_body(request.body, MAX_BODY_BYTES)
+    body = json_body(request.body, SETTINGS_BODY_BYTES)
     if isinstance(body, dict):  # logged: the known names only (others are caller content)
         request.log["names"] = sorted(name for name in body if name in THRESHOLDS)
     return body

@@ -33,8 +33,6 @@ from loopsense.store.dynamo import ConditionFailed, unavailable
 
 TIME_BUDGET = "time_budget_ms"
 CAP_CODE = "TIME_BUDGET_ABOVE_PLAN_CAP"
-# A settings body names a few dozen numbers at most; anything near this size is not one.
-MAX_BODY_BYTES = 16 * 1024
 
 NAMES = ", ".join(THRESHOLDS)
 _TYPES = {int: "integer", float: "number", bool: "boolean"}

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -32,6 +30,7 @@ from pydantic import BaseModel, Field
 from loopsense import jsonio
 from loopsense.core.buckets import step_buckets_crossed
 from loopsense.core.canonical import CanonicalError, canonical_json
+from loopsense.core.instants import DAY_S, stamp
 from loopsense.core.signatures import hash8, pair_json
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.access.gate import execution_thresholds
@@ -48,13 +47,12 @@ from loopsense.platform.telemetry.store import (
 from loopsense.skills import loops
 from loopsense.skills.semantic_loop import CHECKPOINT, SIGNATURE_PREFIX
 from loopsense.store.dynamo import ConditionFailed
-from loopsense.validation import STRICT, validate
+from loopsense.validation import SAFE_ID, STRICT, validate
 
 MAX_BATCH_EVENTS = 500
 MAX_SEQ = 2**31 - 1
-EXECUTION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+EXECUTION_ID = SAFE_ID
 INVALID = "EXECUTION_EVENTS_INVALID"
-DAY_S = 86_400
 DEFAULT_TELEMETRY_DAYS = 14
 DEFAULT_GROUP_DAYS = 90
 # Counter writes of one batch in flight at once (boto3 clients are thread-safe).
@@ -139,10 +137,6 @@ def check_batch(body: Any) -> Checked:
         raise validation_error("events", f"must compress to at most {MAX_STORED_BATCH_BYTES} "
                                          "bytes (send smaller batches)", INVALID)
     return checked
-
-
-def iso(epoch_ms: int) -> str:
-    return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +266,7 @@ class Ingestion:
         now = self.clock()
         recorded = []
         for fire in fires:
-            if self.store.fire(tenant, execution, fire, iso(now),
+            if self.store.fire(tenant, execution, fire, stamp(now),
                                now // 1000 + retention.telemetry_days * DAY_S,
                                now // 1000 + retention.group_days * DAY_S):
                 recorded.append(fire.signature)

@@ -13,11 +13,10 @@ from typing import Any
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.http.answer import Route, dispatch
 from loopsense.platform.http.auth import Identity
-from loopsense.platform.http.request import Request, json_body
+from loopsense.platform.http.request import SETTINGS_BODY_BYTES, Request, json_body
 
 # A batch of 500 events of ~2 KB each; the stored (compressed) batch has its own limit.
 MAX_BATCH_BODY_BYTES = 1024 * 1024
-MAX_SETTINGS_BODY_BYTES = 16 * 1024
 # An OTLP export as sent (gzip inflates to at most platform.otlp.MAX_INFLATED_BYTES).
 MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024
 
@@ -41,7 +40,7 @@ def _add(service: Any, who: Identity, request: Request) -> dict[str, Any]:
 
 def _end(service: Any, who: Identity, request: Request) -> dict[str, Any]:
     result: dict[str, Any] = service.end(who.tenant_id, request.params.get("executionId", ""),
-                                         _body(request, MAX_SETTINGS_BODY_BYTES))
+                                         _body(request, SETTINGS_BODY_BYTES))
     request.log.update({"events": None, "duplicate": None, "fired": len(result["fired"])})
     return result
 
@@ -59,11 +58,11 @@ GROUPS: dict[str, Route] = {
     "GET /v1/severity-routing": lambda service, who, request:
         service.routing(who.tenant_id),
     "PUT /v1/severity-routing": lambda service, who, request:
-        service.set_routing(who.tenant_id, _body(request, MAX_SETTINGS_BODY_BYTES)),
+        service.set_routing(who.tenant_id, _body(request, SETTINGS_BODY_BYTES)),
     "GET /v1/telemetry-settings": lambda service, who, request:
         service.retention(who.tenant_id),
     "PUT /v1/telemetry-settings": lambda service, who, request:
-        service.set_retention(who.tenant_id, _body(request, MAX_SETTINGS_BODY_BYTES)),
+        service.set_retention(who.tenant_id, _body(request, SETTINGS_BODY_BYTES)),
 }
 
 
