@@ -76,33 +76,20 @@ PLATFORM_ERRORS: dict[str, ErrorKind] = {
                                                      "/v1/failure-groups"),
 }
 
-# The codes only one skill answers with: each is in that skill's catalog entry (Skill.errors),
-# which tests/unit/access/test_catalog.py checks against this map and the skill's code.
-SKILL_ERRORS: dict[str, ErrorKind] = {
-    # agent.loop_detect
-    "LOOP_EVENTS_INVALID": ErrorKind(400, False, "send two or more events"),
-    "LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
-        429, False, "window the trace (send at most 5,000 events)"
-    ),
-    # agent.semantic_loop
-    "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
-        429, False, "send at most 5,000 events and 2 MiB per call (drop other event types first)"
-    ),
-    # agent.loops
-    "LOOPS_EVENT_LIMIT_EXCEEDED": ErrorKind(
-        429, False, "send at most 10,000 events and 5 MiB per call (split the execution)"
-    ),
-    # agent.run_monitor
-    "RUN_STEPS_INVALID": ErrorKind(
-        400, False, "send 1 to 5,000 steps of one agent, each with a kind (a tool_call needs an "
-                    "action), embeddings of one length"
-    ),
-    "RUN_STEP_LIMIT_EXCEEDED": ErrorKind(
-        429, False, "send at most 5,000 steps and 2 MiB per call (or use the runs API)"
-    ),
-}
+# The codes only one skill answers with are declared with the skill, in its catalog entry
+# (platform/access/catalog.py, Skill.errors), which declares them here when it is imported:
+# every process that runs or routes a skill has the catalog (tests/unit/access/test_catalog.py
+# checks each skill's code against its entry).
+SKILL_ERRORS: dict[str, ErrorKind] = {}
+ERRORS: dict[str, ErrorKind] = dict(PLATFORM_ERRORS)
 
-ERRORS: dict[str, ErrorKind] = {**PLATFORM_ERRORS, **SKILL_ERRORS}
+
+def declare(codes: dict[str, ErrorKind]) -> None:
+    """Add a skill's own codes (once each; a platform code or another skill's is refused)."""
+    for code, kind in codes.items():
+        if ERRORS.get(code, kind) != kind or code in PLATFORM_ERRORS:
+            raise ValueError(f"error code {code} is declared twice")
+        SKILL_ERRORS[code] = ERRORS[code] = kind
 
 # Seconds a client should wait before retrying, where the error does not compute its own.
 DEFAULT_RETRY_AFTER = 1

@@ -8,6 +8,10 @@ import pydantic_core
 
 from loopsense.errors import validation_error
 
+# Imported for its side effect: the catalog declares each skill's own error codes (every skill
+# module imports this one, so a skill run on its own knows its codes too).
+from loopsense.platform.access import catalog  # noqa: F401
+
 
 def input_size(raw: Any) -> int:
     """UTF-8 bytes of ``input`` as compact JSON: the size the 2 MB style limits speak of.

@@ -1,5 +1,5 @@
-"""Detector thresholds: names, defaults and bounds (spec/thresholds.md), and the one function
-every skill reads a threshold through.
+"""Detector thresholds: names, defaults and bounds (spec/thresholds.md; each declared with its
+skill in the catalog), and the one function every skill reads a threshold through.
 
 Precedence: the call's own ``thresholds`` > the tenant's setting > the default. Each value is
 checked against the same bounds wherever it comes from. Tenant settings reach skills as a plain
@@ -9,43 +9,16 @@ mapping handed over by the router, so skills never touch the store.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from loopsense.core.monitor.config import THRESHOLD_SPECS as MONITOR_THRESHOLDS
 from loopsense.errors import validation_error
+from loopsense.platform.access.catalog import ROUTE_SETTINGS, SKILLS, Threshold
 
-
-@dataclass(frozen=True, slots=True)
-class Threshold:
-    name: str
-    default: int | float
-    low: int | float
-    high: int | float  # time_budget_ms: the largest plan cap; the tenant's own cap is the plan's
-
-    @property
-    def kind(self) -> type:
-        if isinstance(self.default, bool):
-            return bool
-        return float if isinstance(self.default, float) else int
-
-
+# Every threshold, in the catalog's order: each declared with the skill that applies it (its
+# catalog entry), then the routes' own settings.
 THRESHOLDS: dict[str, Threshold] = {
-    t.name: t
-    for t in (
-        Threshold("revisit_threshold", 3, 2, 1000),
-        Threshold("step_count_threshold", 10, 2, 10_000),
-        Threshold("identical_call_min_repeats", 3, 2, 100),
-        Threshold("similar_call_distance_threshold", 0.20, 0.05, 0.50),
-        Threshold("similar_call_min_cluster_size", 3, 2, 100),
-        Threshold("time_budget_ms", 60_000, 1_000, 86_400_000),
-        # agent.run_monitor and the runs API: defined with the monitor's rules
-        *(Threshold(*spec) for spec in MONITOR_THRESHOLDS),
-        # the runs API (docs/runs.md): how long a run's state lives after its last write, and
-        # the tenant's off switch for the run monitor
-        Threshold("run_retention_days", 14, 1, 365),
-        Threshold("monitor_disabled", False, False, True),
-    )
+    **{name: spec for skill in SKILLS for name, spec in skill.thresholds.items()},
+    **ROUTE_SETTINGS,
 }
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopsense.core.monitor.config import THRESHOLD_SPECS as MONITOR_THRESHOLDS
-from loopsense.errors import validation_error
+from loopsense.errors import ErrorKind, declare, validation_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,28 @@ ALL_PLANS = frozenset(PLANS)
 
 
 @dataclass(frozen=True, slots=True)
+class Threshold:
+    """A tenant-settable threshold (spec/thresholds.md): its default and bounds, declared with
+    the skill that applies it (or the route that does: ROUTE_SETTINGS)."""
+
+    name: str
+    default: int | float
+    low: int | float
+    high: int | float  # time_budget_ms: the largest plan cap; the tenant's own cap is the plan's
+    part: str = ""  # the part of the skill that applies it ("": the whole skill), or the route
+
+    @property
+    def kind(self) -> type:
+        if isinstance(self.default, bool):
+            return bool
+        return float if isinstance(self.default, float) else int
+
+
+def thresholds(*specs: Threshold) -> dict[str, Threshold]:
+    return {spec.name: spec for spec in specs}
+
+
+@dataclass(frozen=True, slots=True)
 class Skill:
     key: str  # "agent.<name>": functions/<name>/, events/<name>.json, docs/skills/<name>.md
     version: str
@@ -41,11 +63,12 @@ class Skill:
     function: str  # the function's logical id in template.yaml
     module: str  # loopsense.skills.<name>, with run(input, tenant_thresholds) -> output
     timeout_ms: int = 10_000
-    # The error codes only this skill answers with (each defined in errors.ERRORS).
-    errors: tuple[str, ...] = ()
-    # The thresholds it applies (each defined in skills.thresholds.THRESHOLDS) -> the part of
-    # the skill that uses it ("" for the whole skill), shown as `used_by`.
-    thresholds: Mapping[str, str] = field(default_factory=dict)
+    # The error codes only this skill answers with: status, retryable, next (declared in
+    # errors.ERRORS when the catalog is imported).
+    errors: Mapping[str, ErrorKind] = field(default_factory=dict)
+    # The thresholds it applies, by name (skills.thresholds.THRESHOLDS gathers them); each
+    # one's ``part`` is shown as `used_by` by GET /v1/detector-thresholds.
+    thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     # The playbooks its findings (or its failure groups) name (shared/loopsense/playbooks/).
     playbooks: tuple[str, ...] = ()
 
@@ -65,7 +88,12 @@ SKILLS: tuple[Skill, ...] = (
         plans=ALL_PLANS,
         function="LoopDetectFunction",
         module="loopsense.skills.loop_detect",
-        errors=("LOOP_EVENTS_INVALID", "LOOP_EVENT_LIMIT_EXCEEDED"),
+        errors={
+            "LOOP_EVENTS_INVALID": ErrorKind(400, False, "send two or more events"),
+            "LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
+                429, False, "window the trace (send at most 5,000 events)"
+            ),
+        },
     ),
     Skill(
         key="agent.semantic_loop",
@@ -74,8 +102,13 @@ SKILLS: tuple[Skill, ...] = (
         plans=ALL_PLANS,
         function="SemanticLoopFunction",
         module="loopsense.skills.semantic_loop",
-        errors=("SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED",),
-        thresholds={"revisit_threshold": ""},
+        errors={
+            "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
+                429, False, "send at most 5,000 events and 2 MiB per call (drop other event types "
+                            "first)"
+            ),
+        },
+        thresholds=thresholds(Threshold("revisit_threshold", 3, 2, 1000)),
         # Its findings name none: its failure groups do (platform/telemetry/failure_groups.py).
         playbooks=("semantic_loop",),
     ),
@@ -86,14 +119,18 @@ SKILLS: tuple[Skill, ...] = (
         plans=ALL_PLANS,
         function="LoopsFunction",
         module="loopsense.skills.loops",
-        errors=("LOOPS_EVENT_LIMIT_EXCEEDED",),
-        thresholds={
-            "step_count_threshold": "step_count",
-            "identical_call_min_repeats": "identical_call",
-            "similar_call_distance_threshold": "similar_call",
-            "similar_call_min_cluster_size": "similar_call",
-            "time_budget_ms": "time_budget",
+        errors={
+            "LOOPS_EVENT_LIMIT_EXCEEDED": ErrorKind(
+                429, False, "send at most 10,000 events and 5 MiB per call (split the execution)"
+            ),
         },
+        thresholds=thresholds(
+            Threshold("step_count_threshold", 10, 2, 10_000, "step_count"),
+            Threshold("identical_call_min_repeats", 3, 2, 100, "identical_call"),
+            Threshold("similar_call_distance_threshold", 0.20, 0.05, 0.50, "similar_call"),
+            Threshold("similar_call_min_cluster_size", 3, 2, 100, "similar_call"),
+            Threshold("time_budget_ms", 60_000, 1_000, 86_400_000, "time_budget"),
+        ),
         playbooks=("identical_call", "similar_call", "step_count", "time_budget"),
     ),
     Skill(
@@ -103,27 +140,38 @@ SKILLS: tuple[Skill, ...] = (
         plans=frozenset({"team", "enterprise"}),
         function="RunMonitorFunction",
         module="loopsense.skills.run_monitor",
-        errors=("RUN_STEPS_INVALID", "RUN_STEP_LIMIT_EXCEEDED"),
+        errors={
+            "RUN_STEPS_INVALID": ErrorKind(
+                400, False, "send 1 to 5,000 steps of one agent, each with a kind (a tool_call "
+                            "needs an action), embeddings of one length"
+            ),
+            "RUN_STEP_LIMIT_EXCEEDED": ErrorKind(
+                429, False, "send at most 5,000 steps and 2 MiB per call (or use the runs API)"
+            ),
+        },
         # The rules' thresholds are defined with the rules (core/monitor/config.py).
-        thresholds={name: "" for name, *_ in MONITOR_THRESHOLDS},
+        thresholds=thresholds(*(Threshold(*spec) for spec in MONITOR_THRESHOLDS)),
     ),
 )
 
 CATALOG: dict[str, Skill] = {s.key: s for s in SKILLS}
+for _skill in SKILLS:
+    declare(dict(_skill.errors))
 
-# Tenant settings that belong to a route rather than a skill -> the route that applies them.
-ROUTE_SETTINGS: dict[str, str] = {
-    "run_retention_days": "the runs API",
-    "monitor_disabled": "the runs API",
-}
+# Tenant settings that belong to a route rather than a skill (``part``: the route): how long a
+# run's state lives after its last write, and the tenant's off switch for the run monitor.
+ROUTE_SETTINGS: dict[str, Threshold] = thresholds(
+    Threshold("run_retention_days", 14, 1, 365, "the runs API"),
+    Threshold("monitor_disabled", False, False, True, "the runs API"),
+)
 
 
 def used_by(threshold: str) -> str:
     """Which skill (and which part of it) applies a threshold: GET /v1/detector-thresholds."""
     for skill in SKILLS:
         if threshold in skill.thresholds:
-            return f"{skill.key} {skill.thresholds[threshold]}".strip()
-    return ROUTE_SETTINGS[threshold]
+            return f"{skill.key} {skill.thresholds[threshold].part}".strip()
+    return ROUTE_SETTINGS[threshold].part
 
 
 # Failure classes of streaming telemetry that no skill reports have a playbook too.
@@ -138,6 +186,7 @@ def playbook_names() -> tuple[str, ...]:
 
 def register(skill: Skill) -> None:
     """Add a skill at run time: only the local server's --test-skills uses this."""
+    declare(dict(skill.errors))
     CATALOG[skill.key] = skill
 
 
