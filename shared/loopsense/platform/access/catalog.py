@@ -63,6 +63,11 @@ class Skill:
     function: str  # the function's logical id in template.yaml
     module: str  # loopsense.skills.<name>, with run(input, tenant_thresholds) -> output
     timeout_ms: int = 10_000
+    # README's skills table: what it finds (loopsense_local.derive writes the row).
+    summary: str = ""
+    # Its function's memory (None: the template's 512 MB) and environment (template.yaml).
+    memory_mb: int | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
     # The error codes only this skill answers with: status, retryable, next (declared in
     # errors.ERRORS when the catalog is imported).
     errors: Mapping[str, ErrorKind] = field(default_factory=dict)
@@ -88,6 +93,7 @@ SKILLS: tuple[Skill, ...] = (
         plans=ALL_PLANS,
         function="LoopDetectFunction",
         module="loopsense.skills.loop_detect",
+        summary="the earliest block of actions repeated back to back",
         errors={
             "LOOP_EVENTS_INVALID": ErrorKind(400, False, "send two or more events"),
             "LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
@@ -102,6 +108,8 @@ SKILLS: tuple[Skill, ...] = (
         plans=ALL_PLANS,
         function="SemanticLoopFunction",
         module="loopsense.skills.semantic_loop",
+        summary=("the same checkpointed state revisited (canonical form + SHA-256, case, "
+                 "whitespace and key order ignored)"),
         errors={
             "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED": ErrorKind(
                 429, False, "send at most 5,000 events and 2 MiB per call (drop other event types "
@@ -119,6 +127,13 @@ SKILLS: tuple[Skill, ...] = (
         plans=ALL_PLANS,
         function="LoopsFunction",
         module="loopsense.skills.loops",
+        # It clusters up to 10,000 messages (a blocked float32 Gram matrix): CPU-bound, so it
+        # gets one full vCPU (1,769 MB) and single-threaded BLAS (no spinning helper thread
+        # competing with the one it has). See docs/benchmarks.md.
+        memory_mb=1769,
+        environment={"OPENBLAS_NUM_THREADS": "1"},
+        summary=("too many steps, the same or nearly the same LLM call again, an execution over "
+                 "its time budget; each finding names its playbook"),
         errors={
             "LOOPS_EVENT_LIMIT_EXCEEDED": ErrorKind(
                 429, False, "send at most 10,000 events and 5 MiB per call (split the execution)"
@@ -140,6 +155,10 @@ SKILLS: tuple[Skill, ...] = (
         plans=frozenset({"team", "enterprise"}),
         function="RunMonitorFunction",
         module="loopsense.skills.run_monitor",
+        summary=("team and enterprise plans: the run monitor over a whole trace: repeated calls "
+                 "(polling-aware), cycles, error streaks, monologues, streamed text loops, "
+                 "repeated queries, condensation loops, drift, no novelty; recommends continue, "
+                 "nudge or break"),
         errors={
             "RUN_STEPS_INVALID": ErrorKind(
                 400, False, "send 1 to 5,000 steps of one agent, each with a kind (a tool_call "
