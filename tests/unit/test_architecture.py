@@ -6,7 +6,8 @@ of the layer, the functions and the local tooling, lazy ones inside functions in
 - skills/ import core/, the base and the catalog (platform/access/catalog.py), never the store.
 - store/ imports core/, the base and store/.
 - platform/http/ and platform/access/ (shared by every feature) import no feature.
-- a feature (platform/execute|runs|telemetry|settings|playbooks/) imports no other feature;
+- a feature (every other folder of platform/: execute, runs, telemetry ...) imports no other
+  feature;
   platform/wiring.py, which builds each Lambda's objects, may import them all.
 - the layer (shared/) never imports the local tooling (loopsense_local) or the tests.
 - functions/<name>/app.py import the layer only.
@@ -22,7 +23,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FEATURES = ("execute", "runs", "telemetry", "settings", "playbooks")
 BASE = ("errors", "jsonio", "validation", "settings", "observability")
 CATALOG = "loopsense.platform.access.catalog"
 
@@ -68,8 +68,7 @@ def _part(module: str) -> tuple[str, ...]:
             return ("wiring",)
         if parts[2] in ("http", "access"):
             return ("shared",)
-        if parts[2] in FEATURES:
-            return ("feature", parts[2])
+        return ("feature", parts[2])  # every other folder of platform/ is a feature
     return ("other",)
 
 

@@ -4,7 +4,7 @@ Every call goes through ``Dynamo.call``, the one place DynamoDB's errors are map
 that is down, slow or throttling becomes PLAN_ELIGIBILITY_UNAVAILABLE (503, retryable), while a
 failed condition stays visible to the caller as ``ConditionFailed`` (with a transaction's
 per-action reasons). A caller that re-reads and tries again after losing a race names
-``CONFLICTS``: DynamoDB's own TransactionConflict (a concurrent transaction on the same item,
+``CONFLICTS`` (``Dynamo.transact``): DynamoDB's own TransactionConflict (a concurrent transaction on the same item,
 which the client does not retry) is then a lost race too, not an outage.
 """
 
@@ -102,10 +102,19 @@ class Dynamo:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def call(self, operation: str, refused: frozenset[str] = CONDITION, **kwargs: Any
-             ) -> dict[str, Any]:
-        """``operation`` of the client with ``kwargs``; ConditionFailed when a transaction was
-        cancelled for one of the ``refused`` reasons, PLAN_ELIGIBILITY_UNAVAILABLE otherwise."""
+    def call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        """``operation`` of the client with ``kwargs``; ConditionFailed when a condition failed
+        (a transaction's too), PLAN_ELIGIBILITY_UNAVAILABLE for any other failure."""
+        return self._call(operation, kwargs, CONDITION)
+
+    def transact(self, actions: list[dict[str, Any]], refused: frozenset[str] = CONDITION
+                 ) -> None:
+        """One TransactWriteItems: all of ``actions`` or none; ConditionFailed (with each
+        action's reason) when it was cancelled for one of the ``refused`` reasons."""
+        self._call("transact_write_items", {"TransactItems": actions}, refused)
+
+    def _call(self, operation: str, kwargs: dict[str, Any], refused: frozenset[str]
+              ) -> dict[str, Any]:
         try:
             return getattr(self.client, operation)(**kwargs)  # type: ignore[no-any-return]
         except ClientError as exc:

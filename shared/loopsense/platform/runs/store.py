@@ -187,7 +187,7 @@ class RunStore:
         """One TransactWriteItems: all of ``actions`` or none. WriteRefused names the actions
         whose condition failed (or that met a concurrent transaction)."""
         try:
-            self.db.call("transact_write_items", refused=CONFLICTS, TransactItems=actions)
+            self.db.transact(actions, CONFLICTS)
         except ConditionFailed as refused:
             raise WriteRefused(refused.reasons) from None
 

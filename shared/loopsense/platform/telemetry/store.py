@@ -225,7 +225,7 @@ class TelemetryStore:
 
         def attempt() -> bool | None:
             try:
-                self.db.call("transact_write_items", refused=CONFLICTS, TransactItems=actions)
+                self.db.transact(actions, CONFLICTS)
                 return True
             except ConditionFailed as refused:
                 if "ConditionalCheckFailed" in refused.reasons:
