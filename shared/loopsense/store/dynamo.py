@@ -1,10 +1,10 @@
 """The one DynamoDB client wrapper: typed items in and out, and store failures as one error.
 
-Every call goes through ``Dynamo.call``, the one place DynamoDB's errors are mapped: a store
-that is down, slow or throttling becomes PLAN_ELIGIBILITY_UNAVAILABLE (503, retryable), while a
-failed condition stays visible to the caller as ``ConditionFailed`` (with a transaction's
-per-action reasons). A caller that re-reads and tries again after losing a race names
-``CONFLICTS`` (``Dynamo.transact``): DynamoDB's own TransactionConflict (a concurrent transaction on the same item,
+Every call goes through ``Dynamo.call``, the one place DynamoDB's errors are mapped: a store that is
+down, slow or throttling becomes PLAN_ELIGIBILITY_UNAVAILABLE (503, retryable), while a failed
+condition stays visible to the caller as ``ConditionFailed`` (with a transaction's per-action
+reasons). A caller that re-reads and tries again after losing a race names ``CONFLICTS``
+(``Dynamo.transact``): DynamoDB's TransactionConflict (a concurrent transaction on the same item,
 which the client does not retry) is then a lost race too, not an outage.
 """
 
