@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 
 import pytest
@@ -113,6 +114,30 @@ def test_down_then_slow_then_back_delivers_everything_once(server: Server,
     assert (tracker.pending, tracker.dropped, tracker.refused) == (0, 0, 0)
     assert tracker.sent == 3 + 20 + 10 + 1
     assert _sequence(server, run) == 34  # every step once: a lost answer's replay counted once
+
+
+def test_concurrent_steps_each_return_within_the_timeout(server: Server,
+                                                        proxy: FaultProxy) -> None:
+    """Parallel tools (LangGraph, Claude's hooks, the MCP gateway) step at once: while one step
+    waits on a slowed server, the others do not queue behind it past their own timeout; every
+    step arrives once the server is back."""
+    run = run_id()
+    client = Client(DEV_KEY, proxy.url, backoff_base=0.05, backoff_max=0.2)
+    tracker = client.runs.track(run, agent_id="ari", timeout=TIMEOUT)
+    proxy.slow(TIMEOUT * 0.8)  # each answer in time, but four in a row would not be
+
+    def one(n: int) -> float:
+        start = time.monotonic()
+        tracker.tool_call("read_file", {"path": f"f{n}"}, result=n)
+        return time.monotonic() - start
+
+    with ThreadPoolExecutor(4) as pool:
+        took = list(pool.map(one, range(4)))
+    assert max(took) < TIMEOUT + MARGIN, took
+    proxy.up()
+    assert tracker.flush(timeout=5) is True
+    assert (tracker.pending, tracker.dropped, tracker.refused) == (0, 0, 0)
+    assert _sequence(server, run) == 4
 
 
 def test_at_most_max_pending_steps_are_kept_the_oldest_dropped(server: Server,

@@ -114,6 +114,9 @@ class Tracker:
         self._lock = threading.RLock()
         self._inflight: _Batch | None = None  # sent, answer lost: first to go again
         self._unsent: deque[dict[str, Any]] = deque()
+        # Steps not yet taken under the lock: a step appends here (atomic) and waits for the
+        # lock only as long as its own timeout, so concurrent steps never queue past it.
+        self._inbox: deque[dict[str, Any]] = deque()
         self._failures = 0
         self._retry_at = 0.0  # the client's clock: no request before it
         self._nudged = False  # this tracker surfaced a nudge since the last break/reset
@@ -151,13 +154,17 @@ class Tracker:
 
     def step(self, step: Mapping[str, Any]) -> StepAnswer:
         """Any runs-API step (``kind`` and its fields); the verdict after it, per the policy."""
-        record = {**step, "agentId": self.agent_id}
-        with self._lock:
-            self._keep(record)
-            result = self._deliver(self.timeout)
+        end = self._client._clock() + self.timeout
+        self._inbox.append({**step, "agentId": self.agent_id})
+        if not self._lock.acquire(timeout=self.timeout):
+            return DEGRADED  # another step is delivering: this one goes with the next delivery
+        try:
+            result = self._deliver(end - self._client._clock())
             if result is None or self._unsent or self._inflight:
                 return DEGRADED  # this step's own verdict did not come back
             answer = self._answer(result)
+        finally:
+            self._lock.release()
         if answer.action == "break" and self.policy == "stop":
             raise AgentLoopDetected(answer)
         return answer
@@ -165,40 +172,59 @@ class Tracker:
     # ---- the run, directly (bounded like a step; None when the service did not answer) ------
     def signal(self) -> Signal | None:
         """The agent's verdict now (kept steps are sent first); None when degraded."""
-        with self._lock:
-            if self._deliver(self.timeout) is None and (self._unsent or self._inflight):
+        clock = self._client._clock
+        end = clock() + self.timeout  # one budget for the kept steps and the request
+        if not self._lock.acquire(timeout=self.timeout):
+            return None
+        try:
+            if self._deliver(end - clock()) is None and (self._unsent or self._inflight):
                 return None
             path = R.RUN_SIGNAL.path(runId=self.run_id) + "?" + urllib.parse.urlencode(
                 {"agentId": self.agent_id})
+            left = end - clock()
+            if left <= 0:
+                return None
             try:
-                return Signal.of(self._client._send("GET", path, None, {}, deadline=self.timeout,
+                return Signal.of(self._client._send("GET", path, None, {}, deadline=left,
                                                     max_attempts=1))
             except LoopsenseError as error:
                 log.debug("loopsense tracker: signal failed with %s", error.code)
                 return None
+        finally:
+            self._lock.release()
 
     def circuit_break(self, reason: str) -> CircuitBreak | None:
         """Snapshot and clear working memory, reset this agent's monitor (kept steps are sent
         first); None when degraded. One Idempotency-Key for its attempts."""
-        with self._lock:
-            self._deliver(self.timeout)
+        clock = self._client._clock
+        end = clock() + self.timeout  # one budget for the kept steps and the request
+        if not self._lock.acquire(timeout=self.timeout):
+            return None
+        try:
+            self._deliver(end - clock())
             body = {"reason": reason, "agentId": self.agent_id}
             headers = {"Idempotency-Key": str(uuid.uuid4())}
+            left = end - clock()
+            if left <= 0:
+                return None
             try:
                 broken = CircuitBreak.of(self._client._send(
                     "POST", R.RUN_CIRCUIT_BREAK.path(runId=self.run_id), body, headers,
-                    deadline=self.timeout))
+                    deadline=left))
             except LoopsenseError as error:
                 log.debug("loopsense tracker: circuit break failed with %s", error.code)
                 return None
             self._nudged = False
             return broken
+        finally:
+            self._lock.release()
 
     @property
     def pending(self) -> int:
         """Steps kept to send (the service did not take them yet)."""
         with self._lock:
-            return len(self._unsent) + (len(self._inflight.steps) if self._inflight else 0)
+            self._take_inbox()
+            return self._kept()
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Send what is kept, waiting out the backoff, for at most ``timeout`` seconds; False
@@ -206,6 +232,7 @@ class Tracker:
         clock = self._client._clock
         end = clock() + timeout
         with self._lock:
+            self._take_inbox()
             while self._unsent or self._inflight:
                 left = end - clock()
                 if left <= 0:
@@ -227,9 +254,17 @@ class Tracker:
         self.flush(EXIT_FLUSH_S)
 
     # ---- internals -----------------------------------------------------------------------------
+    def _kept(self) -> int:
+        return len(self._unsent) + (len(self._inflight.steps) if self._inflight else 0)
+
+    def _take_inbox(self) -> None:
+        """Under the lock: the steps that came meanwhile join the kept ones, in order."""
+        while self._inbox:
+            self._keep(self._inbox.popleft())
+
     def _keep(self, record: dict[str, Any]) -> None:
         self._unsent.append(record)
-        while self.pending > self.max_pending:  # the oldest go first
+        while self._kept() > self.max_pending:  # the oldest go first
             if self._inflight is not None:
                 self.dropped += len(self._inflight.steps)
                 self._inflight = None
@@ -240,6 +275,7 @@ class Tracker:
     def _deliver(self, budget: float) -> StepsResult | None:
         """Send the kept batches in order within ``budget`` seconds; the last answer, or None
         if anything is left (the service is slow, failing or down, or waiting out a backoff)."""
+        self._take_inbox()
         clock = self._client._clock
         if clock() < self._retry_at:
             return None
