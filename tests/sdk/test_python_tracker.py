@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from loopsense_sdk import AgentLoopDetected, Client, StepAnswer, Tracker
