@@ -91,7 +91,7 @@ class ContextBody(BaseModel):
     max_token_budget: int = Field(1500, ge=50, le=32_000)
 
 
-def check_key(key: str | None, path: str = "key") -> str:
+def check_memory_key(key: str | None, path: str = "key") -> str:
     if not key or not KEY.match(key):
         raise validation_error(path, "must be 1 to 256 characters among A-Z a-z 0-9 . _ : -")
     return key
@@ -155,7 +155,7 @@ class Recover:
 
     # working memory ----------------------------------------------------------------------
     def put(self, identity: Identity, run_id: str, key: str, body: bytes) -> dict[str, Any]:
-        check_key(key)
+        check_memory_key(key)
         if len(body) > MAX_VALUE:
             raise validation_error("value", f"must be at most {MAX_VALUE} bytes (32 KiB) of "
                                             "JSON")
@@ -196,7 +196,7 @@ class Recover:
             self.store.recount(caller.tenant_id, run_id, head, live)
 
     def get(self, identity: Identity, run_id: str, key: str) -> dict[str, Any]:
-        check_key(key)
+        check_memory_key(key)
         caller = self._enter(identity, run_id, read=True)
         epoch = int(self.runs.clock().timestamp())
         head = self.store.head(caller.tenant_id, run_id, epoch)
@@ -208,7 +208,7 @@ class Recover:
                 "retention": self._retention(caller, found.expires_at)}
 
     def delete(self, identity: Identity, run_id: str, key: str) -> dict[str, Any]:
-        check_key(key)
+        check_memory_key(key)
         caller = self._enter(identity, run_id, read=False)
 
         def attempt() -> dict[str, Any] | None:
@@ -229,7 +229,7 @@ class Recover:
 
     def _page(self, caller: Caller, run_id: str, generation: str, query: dict[str, str]
               ) -> tuple[dict[str, Any], str | None]:
-        limit, after = page_args(query, check_key)
+        limit, after = page_args(query, check_memory_key)
         epoch = int(self.runs.clock().timestamp())
         found, following = self.store.entries(caller.tenant_id, run_id, generation, after,
                                               limit)
