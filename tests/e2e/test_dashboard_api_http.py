@@ -5,7 +5,9 @@ each in the envelope, tenant-scoped; and the dashboard's files (GET /, /ui/...).
 
 from __future__ import annotations
 
+import base64
 import gzip
+import json
 import time
 import uuid
 from typing import Any
@@ -100,10 +102,21 @@ def test_another_tenants_runs_are_neither_listed_nor_shown(server, operator):
     assert mine["items"][0]["runId"] == "private"
 
 
+def forged_cursor(*position: str) -> str:
+    """A cursor of the API's own shape (base64url JSON [time, run, agent]) with any parts."""
+    return base64.urlsafe_b64encode(json.dumps(list(position)).encode()).decode().rstrip("=")
+
+
 def test_bad_input_is_enveloped_naming_the_field(server, operator):
     for path, field in [("/v1/runs?limit=0", "limit"), ("/v1/runs?limit=51", "limit"),
                         ("/v1/runs?cursor=bm90LWpzb24", "cursor"),
-                        ("/v1/runs/bad%23id", "runId")]:
+                        ("/v1/runs/bad%23id", "runId")] + [
+            # well-formed cursors whose parts the API never writes: refused, never a store key
+            (f"/v1/runs?cursor={forged_cursor(at, run, agent)}", "cursor") for at, run, agent in [
+                ("2026-12-01T00:00:00.000Z", "", "ari"),
+                ("2026-12-01T00:00:00.000Z", "r" * 3000, "ari"),
+                ("2026-12-01T00:00:00.000Z", "run-1", ""),
+                ("", "run-1", "ari"), ("yesterday", "run-1", "ari")]]:
         error = refused(req(server, "GET", path), 400, "VALIDATION_ERROR")
         assert error["details"][0]["path"] == field
     refused(req(server, "GET", "/v1/runs", key="ls_no_such_key_00000000000"), 401,

@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 from loopsense.core.monitor.monitor import inspect
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.http.request import limit_param
-from loopsense.platform.runs.monitor import Caller, Runs, check_run_id
+from loopsense.platform.runs.monitor import AGENT_ID, RUN_ID, Caller, Runs, check_run_id
 from loopsense.platform.runs.store import AGENT, AgentItem, ConfigItem, partition
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 50
 INDEX_PAGE = 100  # index entries read per Query
 MAX_INDEX_PAGES = 5  # per request: past them the answer stops early, with a cursor
+CURSOR_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,15}(Z|\+00:00)", re.ASCII)
 
 
 def _time(stored: str | None) -> str | None:
@@ -43,7 +45,11 @@ def decode_cursor(tenant_id: str, cursor: str) -> dict[str, Any]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         at, run_id, agent_id = json.loads(raw)
-        if not all(isinstance(v, str) for v in (at, run_id, agent_id)):
+        # Each part as the API writes it, so no caller-made key reaches the store (DynamoDB
+        # refuses empty or oversized key strings with an error, not a page).
+        if not (isinstance(at, str) and CURSOR_TIME.fullmatch(at) and isinstance(run_id, str)
+                and RUN_ID.match(run_id) and isinstance(agent_id, str)
+                and AGENT_ID.match(agent_id)):
             raise ValueError
     except (ValueError, TypeError, UnicodeError):
         raise validation_error("cursor", "is not a cursor this API returned") from None
