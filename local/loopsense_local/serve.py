@@ -55,6 +55,11 @@ def seed(options: ServeOptions) -> None:
         raise SystemExit("--dev-api-key must look like ls_ followed by 20+ of [A-Za-z0-9_-]")
     create_tables(make_client(settings()), settings())
     store = accounts()
+    public = store.find_key(DEV_API_KEY)
+    if not is_loopback_host(options.host) and public is not None and public.status == "active":
+        raise SystemExit("loopsense serve: this store still accepts the fixed development key; "
+                         f"revoke it first (loopsense keys revoke {public.tenant_id} "
+                         f"{public.key_id}), or serve on a loopback --host")
     now = now_iso()
     if store.tenant(DEV_TENANT) is None:
         store.create_tenant(DEV_TENANT, options.dev_plan, now)
@@ -96,6 +101,10 @@ def _url_host(host: str) -> str:
 
 
 def serve(options: ServeOptions) -> int:
+    # Beyond loopback, whoever reaches the port could use the key the README prints.
+    if not is_loopback_host(options.host) and options.dev_api_key == DEV_API_KEY:
+        raise SystemExit("loopsense serve: the fixed development key is public (README); on a "
+                         "non-loopback --host give --dev-api-key ls_... of your own")
     embedded: Any = None
     store_endpoint = options.dynamodb_endpoint or os.environ.get("LOOPSENSE_DYNAMODB_ENDPOINT")
     if store_endpoint is None:

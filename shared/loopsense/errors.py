@@ -20,7 +20,7 @@ class ErrorKind:
 PLATFORM_ERRORS: dict[str, ErrorKind] = {
     "VALIDATION_ERROR": ErrorKind(400, False, "fix the named field"),
     "UNAUTHORIZED": ErrorKind(401, False, "send a valid API key as 'Authorization: Bearer <key>'"),
-    "SKILL_NOT_ACCESSIBLE": ErrorKind(403, False, "use a key granted this skill"),
+    "SKILL_NOT_ACCESSIBLE": ErrorKind(403, False, "use a key granted this skill (or scope)"),
     "SKILL_NOT_AVAILABLE_FOR_PLAN": ErrorKind(403, False, "upgrade the plan to use this skill"),
     "SKILL_NOT_FOUND": ErrorKind(404, False, "check the skillKey and version"),
     "ROUTE_NOT_FOUND": ErrorKind(404, False, "check the method and path (POST /v1/execute)"),

@@ -3,14 +3,17 @@ and one tenant can never see, spend or act as another."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import uuid
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
+from loopsense_local import operator as ops
 from tests.e2e.server import Response, Server, start_server
 from tests.e2e.test_platform_contract import LOOP, expect_error, expect_ok, operate
 
@@ -205,3 +208,161 @@ def test_a_tenants_quota_is_its_own(server, two_tenants):
     expect_error(server.execute("agent.loop_detect", LOOP, key=c), "QUOTA_EXCEEDED", 429)
     expect_ok(server.execute("agent.loop_detect", LOOP, key=two_tenants["b"]))
     expect_error(server.execute("agent.loop_detect", LOOP, key=c), "QUOTA_EXCEEDED", 429)
+
+
+# ---- every route, walked by a second tenant -----------------------------------------------------
+def _call(server: Server, key: str, method: str, path: str, body: Any = None) -> Response:
+    data = b"" if body is None else body
+    return server.request(data, key=key, path=path, method=method)
+
+
+def test_a_second_tenant_walking_every_route_with_the_first_ones_ids_sees_and_changes_nothing(
+        server, operator):
+    """docs/security.md: each route of template.yaml, called by tenant B with every id tenant A
+    uses (run, agent, memory key, snapshot, execution, failure group), answers 404 or B's own
+    (empty) partition, never anything of A's; and A's data is as it was afterwards. A route
+    added to the template without a probe here fails the first assertion."""
+    from loopsense_local.gateway import template_routes
+    from loopsense_local.tables import load_template
+
+    mark = f"owner-{uuid.uuid4().hex}"
+    run, execution = f"/v1/runs/walk-{mark[-8:]}", f"walk-{mark[-8:]}"
+    _, a = operator.new_tenant("team")
+    _, b = operator.new_tenant("team")
+    step = {"agentId": "ari", "kind": "tool_call", "action": mark, "args": {"q": mark},
+            "result": {"r": mark}, "outcome": "neutral"}
+    calls = [{"type": "llm_call", "model": "m", "user_message": mark}] * 3
+
+    def owner(method: str, path: str, body: Any = None) -> Any:
+        answer = _call(server, a, method, path, body)
+        assert answer.status == 200, (method, path, answer.body)
+        return answer.json()
+
+    owner("PUT", "/v1/detector-thresholds", {"revisit_threshold": 7})
+    owner("PUT", "/v1/me/time-budget-config", {"time_budget_ms": 123_000})
+    owner("PUT", "/v1/severity-routing", {"semantic_loop": "info"})
+    owner("PUT", "/v1/telemetry-settings", {"telemetry_retention_days": 3})
+    owner("POST", f"{run}/agents", {"agentId": "ari", "role": mark})
+    owner("PUT", f"{run}/config", {"repeat_warn": 5, "tools": {mark: {"poll": True}}})
+    owner("POST", f"{run}/steps", {"steps": [step] * 6})
+    owner("PUT", f"{run}/memory/secret", {"v": mark})
+    owner("POST", f"{run}/lessons", {"text": mark})
+    snapshot = owner("POST", f"{run}/circuit-break", {"reason": "r"})["snapshot_id"]
+    owner("PUT", f"{run}/memory/secret", {"v": mark + "-again"})
+    owner("POST", f"/v1/executions/{execution}/events", {"events": calls})
+    owner("POST", f"/v1/executions/{execution}/end", {"durationMs": 1000})
+    groups = owner("GET", "/v1/failure-groups")["items"]
+    assert groups, "tenant A has a failure group"
+    group = quote(groups[0]["signature"], safe="")
+    before = {path: owner("GET", path) for path in (
+        f"{run}/signal?agentId=ari", f"{run}/memory/secret", f"{run}/snapshots/{snapshot}",
+        f"{run}/lessons", f"{run}/events", f"/v1/failure-groups/{group}",
+        "/v1/detector-thresholds", "/v1/me/time-budget-config", "/v1/severity-routing",
+        "/v1/telemetry-settings")}
+
+    # route -> (method, path with A's ids, body, the statuses B may get)
+    probes: dict[str, tuple[str, str, Any, set[int]]] = {
+        "POST /v1/execute": ("POST", "/v1/execute",
+                             {"skillKey": "agent.loop_detect", "input": LOOP}, {200}),
+        "GET /v1/playbooks/{name}": ("GET", "/v1/playbooks/identical_call", None, {200}),
+        "GET /v1/runs/{runId}/signal": ("GET", f"{run}/signal?agentId=ari", None, {404}),
+        "GET /v1/runs/{runId}/memory/{key}": ("GET", f"{run}/memory/secret", None, {404}),
+        "DELETE /v1/runs/{runId}/memory/{key}": ("DELETE", f"{run}/memory/secret", None, {404}),
+        "GET /v1/runs/{runId}/memory": ("GET", f"{run}/memory", None, {200}),
+        "GET /v1/runs/{runId}/lessons": ("GET", f"{run}/lessons", None, {200}),
+        "GET /v1/runs/{runId}/events": ("GET", f"{run}/events", None, {200}),
+        "GET /v1/runs/{runId}/snapshots/{snapshotId}": (
+            "GET", f"{run}/snapshots/{snapshot}", None, {404}),
+        "POST /v1/runs/{runId}/snapshots/{snapshotId}/restore": (
+            "POST", f"{run}/snapshots/{snapshot}/restore", None, {404}),
+        "POST /v1/runs/{runId}/context": ("POST", f"{run}/context", {"query": mark}, {200}),
+        "POST /v1/runs/{runId}/reset": ("POST", f"{run}/reset", {"agentId": "ari"}, {404}),
+        "GET /v1/failure-groups/{signature}": ("GET", f"/v1/failure-groups/{group}", None,
+                                               {404}),
+        "GET /v1/failure-groups": ("GET", "/v1/failure-groups", None, {200}),
+        "GET /v1/detector-thresholds": ("GET", "/v1/detector-thresholds", None, {200}),
+        "GET /v1/me/time-budget-config": ("GET", "/v1/me/time-budget-config", None, {200}),
+        "GET /v1/severity-routing": ("GET", "/v1/severity-routing", None, {200}),
+        "GET /v1/telemetry-settings": ("GET", "/v1/telemetry-settings", None, {200}),
+        # B's writes under A's names land in B's own partition (checked on A's side below)
+        "POST /v1/executions/{executionId}/end": (
+            "POST", f"/v1/executions/{execution}/end", {"durationMs": 1}, {404}),
+        "POST /v1/runs/{runId}/agents": ("POST", f"{run}/agents", {"agentId": "ari"}, {200}),
+        "PUT /v1/runs/{runId}/config": ("PUT", f"{run}/config", {"repeat_warn": 9}, {200}),
+        "POST /v1/runs/{runId}/steps": ("POST", f"{run}/steps", {"steps": [
+            {**step, "action": "b", "args": {}, "result": {}}]}, {200}),
+        "PUT /v1/runs/{runId}/memory/{key}": ("PUT", f"{run}/memory/secret", "b", {200}),
+        "POST /v1/runs/{runId}/lessons": ("POST", f"{run}/lessons", {"text": "b"}, {200}),
+        "POST /v1/runs/{runId}/circuit-break": ("POST", f"{run}/circuit-break",
+                                                {"reason": "b"}, {200}),
+        "POST /v1/executions/{executionId}/events": (
+            "POST", f"/v1/executions/{execution}/events", {"events": calls[:1]}, {200}),
+        "POST /v1/traces": ("POST", "/v1/traces", {"resourceSpans": []}, {200}),
+        "PUT /v1/detector-thresholds": ("PUT", "/v1/detector-thresholds",
+                                        {"revisit_threshold": 2}, {200}),
+        "PUT /v1/me/time-budget-config": ("PUT", "/v1/me/time-budget-config",
+                                          {"time_budget_ms": 5000}, {200}),
+        "PUT /v1/severity-routing": ("PUT", "/v1/severity-routing", {"loops": "info"}, {200}),
+        "PUT /v1/telemetry-settings": ("PUT", "/v1/telemetry-settings",
+                                       {"group_retention_days": 2}, {200}),
+    }
+    assert set(probes) == {r.route_key for r in template_routes(load_template())}
+    seen = {}
+    for route, (method, path, body, statuses) in probes.items():  # reads first, then writes
+        answer = _call(server, b, method, path, body)
+        assert answer.status in statuses, (route, answer.status, answer.body)
+        assert mark.encode() not in answer.body, route
+        seen[route] = answer.json()  # JSON, in the envelope when it is an error
+        if answer.status == 404:
+            assert seen[route]["error"]["code"].endswith("_NOT_FOUND"), route
+    assert seen["GET /v1/runs/{runId}/memory"]["entries"] == {}
+    assert seen["GET /v1/runs/{runId}/lessons"]["lessons"] == []
+    assert seen["GET /v1/runs/{runId}/events"]["events"] == []
+    assert seen["POST /v1/runs/{runId}/context"]["items"] == []
+    assert seen["GET /v1/failure-groups"]["items"] == []
+    assert seen["GET /v1/severity-routing"] != before["/v1/severity-routing"]
+    assert seen["GET /v1/me/time-budget-config"] != before["/v1/me/time-budget-config"]
+    # A's data, as it was: nothing B did reached it.
+    assert {path: owner("GET", path) for path in before} == before
+
+
+SETTINGS_WRITES = {"/v1/detector-thresholds": {"revisit_threshold": 5},
+                   "/v1/me/time-budget-config": {"time_budget_ms": 7000},
+                   "/v1/severity-routing": {"loops": "info"},
+                   "/v1/telemetry-settings": {"group_retention_days": 5}}
+
+
+def test_a_key_scoped_to_skills_may_read_but_not_change_the_tenants_settings(server, operator):
+    """docs/security.md, the settings scope: changing a tenant-wide setting needs a key granted
+    "*" or "settings"; a key handed to an agent for one skill reads them and changes nothing."""
+    tenant, owner = operator.new_tenant("team")
+    scoped = ops.issue_key(operator.accounts, tenant, ["agent.loop_detect"])["apiKey"]
+    settings = ops.issue_key(operator.accounts, tenant, ["agent.loop_detect", "settings"])[
+        "apiKey"]
+    before = {path: _call(server, owner, "GET", path).json() for path in SETTINGS_WRITES}
+    for path, body in SETTINGS_WRITES.items():
+        refused = _call(server, scoped, "PUT", path, body)
+        assert refused.status == 403, (path, refused.body)
+        assert refused.json()["error"]["code"] == "SKILL_NOT_ACCESSIBLE"
+        assert "settings" in refused.json()["error"]["message"]
+        assert _call(server, scoped, "GET", path).json() == before[path]
+    assert {path: _call(server, owner, "GET", path).json() for path in SETTINGS_WRITES} == before
+    for path, body in SETTINGS_WRITES.items():
+        assert _call(server, settings, "PUT", path, body).status == 200, path
+    after = {path: _call(server, owner, "GET", path).json() for path in SETTINGS_WRITES}
+    assert all(after[path] != before[path] for path in SETTINGS_WRITES)
+    # the scope grants settings only: not a skill
+    assert _call(server, settings, "POST", "/v1/execute",
+                 {"skillKey": "agent.loops", "input": {"events": [{"type": "step"}]}}
+                 ).status == 403
+
+
+def test_keys_are_stored_as_sha256_digests_only(server, operator):
+    """docs/security.md, Keys: the secret is nowhere in the keys table, its digest is the key."""
+    tenant, secret = operator.new_tenant("hobby")
+    accounts = operator.accounts
+    items = accounts.db.call("scan", TableName=accounts.s.api_keys_table)["Items"]
+    assert secret not in json.dumps(items) and secret.removeprefix("ls_") not in json.dumps(items)
+    digests = {item["keyDigest"]["S"] for item in items if item["tenantId"]["S"] == tenant}
+    assert digests == {hashlib.sha256(secret.encode()).hexdigest()}
+    assert expect_ok(server.execute("agent.loop_detect", LOOP, key=secret))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ import pytest
 
 from loopsense.platform.execute.pipeline import MAX_BODY_BYTES
 from tests.concurrency import all_at_once
-from tests.e2e.server import DEV_KEY, Operator, Server, start_server
+from tests.e2e.server import BIN, DEV_KEY, Operator, Server, start_server
 
 IDLE_TIMEOUT_S = 2
 READ_TIMEOUT_S = 2
@@ -350,7 +351,7 @@ def listening_addresses(port: int) -> set[str]:
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads /proc/net/tcp")
 def test_the_store_listens_on_loopback_whatever_the_host() -> None:
-    server = start_server("--host", "0.0.0.0")
+    server = start_server("--host", "0.0.0.0", "--dev-api-key", OWN_KEY)
     try:
         store_port = int(server.store_endpoint.rsplit(":", 1)[1])
         assert server.store_endpoint.startswith("http://127.0.0.1:")
@@ -366,6 +367,26 @@ def test_the_store_listens_on_loopback_whatever_the_host() -> None:
         assert any("WARNING" in line and "any credentials" in line for line in server.output)
     finally:
         server.stop()
+
+
+OWN_KEY = "ls_" + "k" * 40
+
+
+def test_beyond_loopback_the_public_development_key_is_never_accepted(tmp_path) -> None:
+    """docs/security.md, the local server's exposure: the README prints the fixed key, so a
+    server reachable from other machines refuses to start with it, or on a store that still
+    accepts it; on loopback the same store serves as before."""
+    refused = subprocess.run([str(BIN / "loopsense"), "serve", "--host", "0.0.0.0", "--port",
+                              "0", "--in-memory"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "--dev-api-key" in refused.stderr
+    local = start_server(data_dir=str(tmp_path))  # seeds the fixed key into this store
+    local.stop()
+    exposed = subprocess.run([str(BIN / "loopsense"), "serve", "--host", "0.0.0.0", "--port",
+                              "0", "--store-port", "0", "--data-dir", str(tmp_path),
+                              "--dev-api-key", OWN_KEY],
+                             capture_output=True, text=True, timeout=60)
+    assert exposed.returncode != 0 and "keys revoke dev key_" in exposed.stderr
+    assert "loopsense: ready" not in exposed.stdout
 
 
 def test_a_loopback_dynamodb_endpoint_needs_no_aws_credentials(proto: Server) -> None:

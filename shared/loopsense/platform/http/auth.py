@@ -21,6 +21,9 @@ from loopsense.store.dynamo import unavailable
 
 # What a key can look like: the prefix and URL-safe base64. Anything else never hits the store.
 KEY_FORMAT = re.compile(r"^ls_[A-Za-z0-9_-]{20,128}$")
+# The scope that lets a key change the tenant's settings (thresholds, time budget, routing,
+# retention); "*" includes it. A key scoped to some skills may read them, not change them.
+SETTINGS_SCOPE = "settings"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,14 @@ class Identity:
 
     def grants(self, skill_key: str) -> bool:
         return ALL_SKILLS in self.scopes or skill_key in self.scopes
+
+    def changing_settings(self) -> Identity:
+        """This identity, if its key may change the tenant's settings: granted "*" or
+        "settings" (docs/security.md); else SKILL_NOT_ACCESSIBLE."""
+        if not self.grants(SETTINGS_SCOPE):
+            raise LoopsenseError("SKILL_NOT_ACCESSIBLE", "this API key may not change the "
+                                 f"tenant's settings (scope '{SETTINGS_SCOPE}')")
+        return self
 
 
 def unauthorized(reason: str) -> LoopsenseError:

@@ -1,7 +1,8 @@
 """GET/PUT /v1/detector-thresholds and GET/PUT /v1/me/time-budget-config (spec/thresholds.md).
 
 Authenticated like every route (the authorizer's context names the tenant; any valid key of the
-tenant may read and change its settings); free and not rate limited. The rules are
+tenant may read its settings; changing them needs the settings scope, see
+``Identity.changing_settings``); free and not rate limited. The rules are
 loopsense.platform.settings.service; this module maps HTTP API (payload 2.0) events onto them
 and every failure onto the one error envelope.
 """
@@ -29,10 +30,10 @@ def _body(request: Request) -> Any:
 ROUTES: dict[str, Route] = {
     f"GET {THRESHOLDS_PATH}": lambda service, who, _: service.thresholds(who.tenant_id),
     f"PUT {THRESHOLDS_PATH}": lambda service, who, request: service.set_thresholds(
-        who.tenant_id, _body(request)),
+        who.changing_settings().tenant_id, _body(request)),
     f"GET {TIME_BUDGET_PATH}": lambda service, who, _: service.time_budget(who.tenant_id),
     f"PUT {TIME_BUDGET_PATH}": lambda service, who, request: service.set_time_budget(
-        who.tenant_id, _body(request)),
+        who.changing_settings().tenant_id, _body(request)),
 }
 
 

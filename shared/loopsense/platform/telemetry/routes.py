@@ -58,11 +58,13 @@ GROUPS: dict[str, Route] = {
     "GET /v1/severity-routing": lambda service, who, request:
         service.routing(who.tenant_id),
     "PUT /v1/severity-routing": lambda service, who, request:
-        service.set_routing(who.tenant_id, _body(request, SETTINGS_BODY_BYTES)),
+        service.set_routing(who.changing_settings().tenant_id,
+                            _body(request, SETTINGS_BODY_BYTES)),
     "GET /v1/telemetry-settings": lambda service, who, request:
         service.retention(who.tenant_id),
     "PUT /v1/telemetry-settings": lambda service, who, request:
-        service.set_retention(who.tenant_id, _body(request, SETTINGS_BODY_BYTES)),
+        service.set_retention(who.changing_settings().tenant_id,
+                              _body(request, SETTINGS_BODY_BYTES)),
 }
 
 
