@@ -265,6 +265,11 @@ def test_a_second_tenant_walking_every_route_with_the_first_ones_ids_sees_and_ch
         "POST /v1/execute": ("POST", "/v1/execute",
                              {"skillKey": "agent.loop_detect", "input": LOOP}, {200}),
         "GET /v1/playbooks/{name}": ("GET", "/v1/playbooks/identical_call", None, {200}),
+        "GET /": ("GET", "/", None, {200}),  # the dashboard's files: no tenant data
+        "GET /ui/{path+}": ("GET", f"/ui/{execution}.js", None, {404}),
+        "GET /v1/usage": ("GET", "/v1/usage", None, {200}),
+        "GET /v1/runs": ("GET", "/v1/runs", None, {200}),
+        "GET /v1/runs/{runId}": ("GET", run, None, {404}),
         "GET /v1/runs/{runId}/signal": ("GET", f"{run}/signal?agentId=ari", None, {404}),
         "GET /v1/runs/{runId}/memory/{key}": ("GET", f"{run}/memory/secret", None, {404}),
         "DELETE /v1/runs/{runId}/memory/{key}": ("DELETE", f"{run}/memory/secret", None, {404}),
@@ -298,6 +303,7 @@ def test_a_second_tenant_walking_every_route_with_the_first_ones_ids_sees_and_ch
         "POST /v1/executions/{executionId}/events": (
             "POST", f"/v1/executions/{execution}/events", {"events": calls[:1]}, {200}),
         "POST /v1/traces": ("POST", "/v1/traces", {"resourceSpans": []}, {200}),
+        "POST /v1/logs": ("POST", "/v1/logs", {"resourceLogs": []}, {200}),
         "PUT /v1/detector-thresholds": ("PUT", "/v1/detector-thresholds",
                                         {"revisit_threshold": 2}, {200}),
         "PUT /v1/me/time-budget-config": ("PUT", "/v1/me/time-budget-config",
@@ -312,6 +318,8 @@ def test_a_second_tenant_walking_every_route_with_the_first_ones_ids_sees_and_ch
         answer = _call(server, b, method, path, body)
         assert answer.status in statuses, (route, answer.status, answer.body)
         assert mark.encode() not in answer.body, route
+        if not answer.lower_headers().get("content-type", "").startswith("application/json"):
+            continue  # a dashboard file
         seen[route] = answer.json()  # JSON, in the envelope when it is an error
         if answer.status == 404:
             assert seen[route]["error"]["code"].endswith("_NOT_FOUND"), route
@@ -320,6 +328,7 @@ def test_a_second_tenant_walking_every_route_with_the_first_ones_ids_sees_and_ch
     assert seen["GET /v1/runs/{runId}/events"]["events"] == []
     assert seen["POST /v1/runs/{runId}/context"]["items"] == []
     assert seen["GET /v1/failure-groups"]["items"] == []
+    assert run.rsplit("/", 1)[1].encode() not in json.dumps(seen["GET /v1/runs"]).encode()
     assert seen["GET /v1/severity-routing"] != before["/v1/severity-routing"]
     assert seen["GET /v1/me/time-budget-config"] != before["/v1/me/time-budget-config"]
     # A's data, as it was: nothing B did reached it.
