@@ -319,3 +319,22 @@ def test_the_page_works_from_the_keyboard_alone(open_page, site):
     page.keyboard.press("Escape")  # cancelled: nothing broken
     page.wait_for_selector("dialog#confirm[open]", state="detached")
     assert page.inner_text("#run-action-result") == ""
+
+
+def test_more_runs_than_a_page_load_in_full_and_stay_loaded(open_page, site):
+    """51 live runs: the first page shows 50, "Load more" the 51st, and the list's own refresh
+    (every 5 s) does not drop the page read since."""
+    server, _ = site
+    _, key = Operator(server.store()).new_tenant("team")
+    for n in range(51):
+        api(server, "POST", f"/v1/runs/many-{n:02d}/steps", {"steps": [LOOPING_CALL]}, key=key)
+    watched = open_page()
+    sign_in(watched, key, "#/runs")
+    page = watched.page
+    page.wait_for_selector("#runs tbody tr")
+    assert page.locator("#runs tbody tr").count() == 50
+    page.click("button:has-text('Load more')")
+    page.locator("#runs tbody tr").nth(50).wait_for()
+    page.wait_for_timeout(5500)  # past one refresh
+    assert page.locator("#runs tbody tr").count() == 51
+    assert page.locator("button:has-text('Load more')").count() == 0

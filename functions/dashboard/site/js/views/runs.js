@@ -41,29 +41,31 @@ function runRows(items) {
 export async function runList() {
   document.title = "Runs - loopsense";
   let cursor = null;
+  let items = [];
+  let paged = false;  // "Load more" was used: the refresh would drop the pages read
   const holder = h("div", { id: "runs" });
   const more = h("div", { class: "actions" });
-  const render = (page) => {
+  const render = (page, append) => {
+    items = append ? items.concat(page.items) : page.items;
     cursor = page.nextCursor;
-    const rows = runRows(page.items);
-    holder.replaceChildren(page.items.length
+    holder.replaceChildren(items.length
       ? table("Live runs, most recent activity first",
-              ["Run", "Last activity", "Agent", "Steps#", "Signal", "Recommendation"], rows)
+              ["Run", "Last activity", "Agent", "Steps#", "Signal", "Recommendation"],
+              runRows(items))
       : h("p", { class: "notice", id: "no-runs", text: "No live run." }));
     more.replaceChildren(cursor ? h("button", { type: "button", text: "Load more",
       onclick: async () => {
-        const next = await get("/v1/runs" + query({ limit: 50, cursor }));
-        holder.querySelector("tbody").append(...runRows(next.items));
-        cursor = next.nextCursor;
-        if (!cursor) more.replaceChildren();
+        paged = true;
+        render(await get("/v1/runs" + query({ limit: 50, cursor })), true);
       } }) : "");
   };
-  render(await get("/v1/runs" + query({ limit: 50 })));
+  render(await get("/v1/runs" + query({ limit: 50 })), false);
   mount(h("h1", { text: "Runs" }),
-        h("p", { class: "hint", text: "Refreshes every few seconds." }), holder, more);
+        h("p", { class: "hint", text: "Refreshes every few seconds, until more runs are loaded." }),
+        holder, more);
   const timer = setInterval(async () => {
-    if (holder.querySelector("tbody") && more.childElementCount) return;  // paging: keep
-    try { render(await get("/v1/runs" + query({ limit: 50 }))); } catch { /* next tick */ }
+    if (paged) return;
+    try { render(await get("/v1/runs" + query({ limit: 50 })), false); } catch { /* next tick */ }
   }, LIST_REFRESH_MS);
   return () => clearInterval(timer);
 }
