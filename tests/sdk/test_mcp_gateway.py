@@ -92,3 +92,37 @@ def test_with_loopsense_down_calls_pass_unchanged_within_the_timeout() -> None:
                                     ("export_status", 10))
     assert all(texts(r) == ['{"state": "pending"}'] and not r.is_error for r in results)
     assert slowest < TIMEOUT + MARGIN, slowest
+
+
+async def every_other_message(params: StdioServerParameters) -> dict[str, Any]:
+    """What a session sees of the messages other than a reported tools/call: the initialize
+    result, each list and read, and the log notification a tool sends (server to client)."""
+    logged: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logged.append(params.model_dump(mode="json"))
+
+    async with stdio_client(params) as (read, write), \
+            ClientSession(read, write, logging_callback=on_log) as session:
+        init = (await session.initialize()).model_dump(mode="json")
+        seen = {
+            "initialize": init,
+            "tools": (await session.list_tools()).model_dump(mode="json"),
+            "resources": (await session.list_resources()).model_dump(mode="json"),
+            "read": (await session.read_resource("notes://readme")).model_dump(mode="json"),
+            "prompts": (await session.list_prompts()).model_dump(mode="json"),
+            "prompt": (await session.get_prompt("review", {"path": "a.py"})).model_dump(
+                mode="json"),
+            "announce": (await session.call_tool("announce", {})).model_dump(mode="json"),
+        }
+        await session.send_ping()
+    return {**seen, "logged": logged}
+
+
+def test_every_other_message_passes_through_unchanged(server: Server) -> None:
+    direct = StdioServerParameters(command=sys.executable, args=[str(SCRIPTED)])
+    through = anyio.run(every_other_message, gateway(server.url, "mcp:" + uuid.uuid4().hex[:12],
+                                                     "stop"))
+    assert through == anyio.run(every_other_message, direct)
+    assert through["logged"] and through["logged"][0]["data"] == "announced"
+    assert [r["uri"] for r in through["resources"]["resources"]] == ["notes://readme"]
