@@ -68,7 +68,7 @@ def test_polling_passes_unchanged_then_a_looping_call_is_nudged_then_refused(
     run = "mcp:" + uuid.uuid4().hex[:12]
     results, listed, _ = anyio.run(session_calls, gateway(server.url, run, "stop", cli=True),
                                    ("job_progress", 10), ("export_status", 8))
-    assert listed == ["export_status", "job_progress"]  # tools/list passed through
+    assert listed == ["announce", "export_status", "job_progress"]  # tools/list passed through
     polled, looped = results[:10], results[10:]
     assert [texts(r) for r in polled] == [[f'{{"done_pct": {n * 10}}}'] for n in range(1, 11)]
     assert not any(r.is_error for r in polled)  # a poll whose result changes is left alone
