@@ -3,13 +3,16 @@
 `loopsense serve` as the run monitor. A call repeated with the same arguments and result gets the
 nudge appended to its result, then (policy stop) an ``isError`` answer with the reason; a
 polling call whose result changes is passed unchanged; every other message (initialize,
-tools/list) passes through; with loopsense down each call is forwarded unchanged within the
-tracker's timeout plus a margin, and the steps kept arrive once it is back."""
+tools/list, resources, prompts, notifications) passes through as a direct session sees it; with
+loopsense down each call is forwarded unchanged within the tracker's timeout plus a margin, and
+the steps kept arrive once it is back, each once."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -126,3 +129,69 @@ def test_every_other_message_passes_through_unchanged(server: Server) -> None:
     assert through == anyio.run(every_other_message, direct)
     assert through["logged"] and through["logged"][0]["data"] == "announced"
     assert [r["uri"] for r in through["resources"]["resources"]] == ["notes://readme"]
+
+
+class Switch:
+    """A loopback TCP proxy to ``target`` that refuses every connection until ``up`` is set."""
+
+    def __init__(self, target: str) -> None:
+        host, port = target.removeprefix("http://").split(":")
+        self.target = (host, int(port.rstrip("/")))
+        self.up = threading.Event()
+        self.refused = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if not self.up.is_set():
+                conn.close()
+                self.refused += 1
+                continue
+            upstream = socket.create_connection(self.target)
+            for a, b in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+
+def test_steps_kept_while_loopsense_is_down_arrive_once_when_it_is_back(server: Server) -> None:
+    switch = Switch(server.url)
+    run = "mcp:" + uuid.uuid4().hex[:12]
+
+    async def calls() -> tuple[list[Any], float]:
+        results, slowest = [], 0.0
+        params = gateway(switch.url, run, "observe")
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for n in range(7):
+                if n == 3:  # loopsense is back, once the tracker's backoff (<= 0.8 s) is over
+                    switch.up.set()
+                    await anyio.sleep(1.0)
+                start = time.monotonic()
+                results.append(await session.call_tool("job_progress", {"job": 42}))
+                slowest = max(slowest, time.monotonic() - start)
+        return results, slowest
+
+    results, slowest = anyio.run(calls)
+    switch.sock.close()
+    assert [texts(r) for r in results] == [[f'{{"done_pct": {n * 10}}}'] for n in range(1, 8)]
+    assert slowest < TIMEOUT + MARGIN, slowest
+    assert switch.refused >= 1  # the gateway did find loopsense down
+    signal = Client(DEV_KEY, server.url).runs.signal(run, agent_id="ide")
+    assert signal.sequence == 7  # each call once: none lost, none twice
