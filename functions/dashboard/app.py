@@ -1,4 +1,4 @@
-"""GET / and GET /ui/{path+}: the dashboard's files from site/ (platform.dashboard).
+"""GET / and GET /ui/{proxy+}: the dashboard's files from site/ (platform.dashboard).
 Wiring only."""
 
 from pathlib import Path

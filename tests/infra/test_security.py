@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SECURITY = ROOT / "docs" / "security.md"
 MANAGED_PREFIX = "arn:aws:iam::aws:policy/"
 # The dashboard's static files, served without a key (docs/security.md): no tenant data.
-PUBLIC = {("get", "/"), ("get", "/ui/{path+}")}
+PUBLIC = {("get", "/"), ("get", "/ui/{proxy+}")}
 API_ARN = "arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${__ApiId__}/"
 
 
@@ -143,6 +143,16 @@ def test_the_api_may_invoke_the_authorizer(deployed):
                    if r["Type"] == "AWS::Lambda::Permission"]
     assert any(p["FunctionName"] == {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]}
                and _text(p["SourceArn"]).endswith("/authorizers/*") for p in permissions)
+
+
+def test_every_routes_invoke_permission_matches_its_requests(deployed):
+    """SAM writes a route's path into its Lambda permission, turning ``{name}`` and
+    ``{proxy+}`` into ``*`` but leaving any other greedy parameter (``{path+}``) as it is: API
+    Gateway could then never invoke that function for a real path."""
+    for name, resource in deployed["Resources"].items():
+        if resource["Type"] == "AWS::Lambda::Permission":
+            arn = re.sub(r"\$\{[^}]*\}", "", _text(resource["Properties"]["SourceArn"]))
+            assert "{" not in arn, (name, arn)  # what is left once Fn::Sub's own ${...} go
 
 
 def test_every_route_goes_through_the_authorizer_and_nothing_else_is_exposed(deployed):

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def service_routes() -> set[tuple[str, str]]:
     """The local gateway's route table (built from template.yaml's HttpApi events), checked
     against a plain reading of template.yaml's Path/Method pairs."""
-    # the dashboard's files (GET /, GET /ui/{path+}) are a page, not API routes
+    # the dashboard's files (GET /, GET /ui/{proxy+}) are a page, not API routes
     table = {tuple(route.route_key.split(" ", 1)) for route in template_routes(load_template())
              if route.route_key.split(" ", 1)[1].startswith("/v1/")}
     text = (ROOT / "template.yaml").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""GET / and GET /ui/{path+}: the dashboard's static files (functions/dashboard/site/).
+"""GET / and GET /ui/{proxy+}: the dashboard's static files (functions/dashboard/site/).
 
 The files are read once, at cold start, from the function's own folder: only those are served
 (a path is a key of that table, never joined onto the disk), each with its type, an ETag (the
@@ -54,9 +54,9 @@ def load_site(root: Path) -> dict[str, Asset]:
 
 
 def handle(event: dict[str, Any], site: dict[str, Asset]) -> dict[str, Any]:
-    """An HTTP API (payload 2.0) event of GET / or GET /ui/{path+} -> the file or a 404."""
+    """An HTTP API (payload 2.0) event of GET / or GET /ui/{proxy+} -> the file or a 404."""
     request = request_from_event(event)
-    name = (event.get("pathParameters") or {}).get("path") or "index.html"
+    name = (event.get("pathParameters") or {}).get("proxy") or "index.html"
     asset = site.get(name) if isinstance(name, str) else None
     if asset is None:
         return error_response(LoopsenseError("ROUTE_NOT_FOUND", "no such file"),
