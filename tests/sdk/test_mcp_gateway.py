@@ -132,13 +132,16 @@ def test_every_other_message_passes_through_unchanged(server: Server) -> None:
 
 
 class Switch:
-    """A loopback TCP proxy to ``target`` that refuses every connection until ``up`` is set."""
+    """A loopback TCP proxy to ``target`` that refuses every connection until ``up`` is set, and
+    holds each answer ``delay`` seconds on the connections made while ``delay`` is set."""
 
     def __init__(self, target: str) -> None:
         host, port = target.removeprefix("http://").split(":")
         self.target = (host, int(port.rstrip("/")))
         self.up = threading.Event()
         self.refused = 0
+        self.delay = 0.0
+        self.slowed = 0  # connections whose answers were held
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         threading.Thread(target=self._accept, daemon=True).start()
@@ -154,13 +157,15 @@ class Switch:
                 self.refused += 1
                 continue
             upstream = socket.create_connection(self.target)
-            for a, b in ((conn, upstream), (upstream, conn)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+            self.slowed += self.delay > 0
+            for a, b, delay in ((conn, upstream, 0.0), (upstream, conn, self.delay)):
+                threading.Thread(target=self._pipe, args=(a, b, delay), daemon=True).start()
 
     @staticmethod
-    def _pipe(a: socket.socket, b: socket.socket) -> None:
+    def _pipe(a: socket.socket, b: socket.socket, delay: float) -> None:
         try:
             while data := a.recv(65536):
+                time.sleep(delay)
                 b.sendall(data)
         except OSError:
             pass
@@ -170,7 +175,8 @@ class Switch:
                     s.shutdown(socket.SHUT_RDWR)
 
 
-def test_steps_kept_while_loopsense_is_down_arrive_once_when_it_is_back(server: Server) -> None:
+def test_steps_kept_while_loopsense_is_down_then_slow_arrive_once_when_it_is_back(
+        server: Server) -> None:
     switch = Switch(server.url)
     run = "mcp:" + uuid.uuid4().hex[:12]
 
@@ -180,9 +186,13 @@ def test_steps_kept_while_loopsense_is_down_arrive_once_when_it_is_back(server: 
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             for n in range(7):
-                if n == 3:  # loopsense is back, once the tracker's backoff (<= 0.8 s) is over
+                if n == 2:  # loopsense slowed: answers held past the tracker's timeout
+                    switch.delay = 4 * TIMEOUT
                     switch.up.set()
-                    await anyio.sleep(1.0)
+                    await anyio.sleep(0.5)  # past the backoff (<= 0.4 s): the next call asks
+                if n == 4:  # loopsense is back, once the tracker's backoff (<= 1.6 s) is over
+                    switch.delay = 0.0
+                    await anyio.sleep(1.7)
                 start = time.monotonic()
                 results.append(await session.call_tool("job_progress", {"job": 42}))
                 slowest = max(slowest, time.monotonic() - start)
@@ -192,6 +202,6 @@ def test_steps_kept_while_loopsense_is_down_arrive_once_when_it_is_back(server: 
     switch.sock.close()
     assert [texts(r) for r in results] == [[f'{{"done_pct": {n * 10}}}'] for n in range(1, 8)]
     assert slowest < TIMEOUT + MARGIN, slowest
-    assert switch.refused >= 1  # the gateway did find loopsense down
+    assert switch.refused >= 1 and switch.slowed >= 1  # loopsense was found down, then slow
     signal = Client(DEV_KEY, server.url).runs.signal(run, agent_id="ide")
     assert signal.sequence == 7  # each call once: none lost, none twice
