@@ -219,7 +219,7 @@ FUZZ = "FUZZMARK7Q"  # in every hostile value; never in an answer or a log line
 SNAP = "1796165309695-233d281b"
 PARAMS = {"runId": "fz-run", "key": "fz-key", "snapshotId": SNAP, "executionId": "fz-exec",
           "signature": "loops%2Fidentical_call_00000000", "name": "identical_call",
-          "path": "index.html"}
+          "proxy": "index.html"}
 # A valid body of each route taking one; each of its leaves is replaced by the hostile values.
 BODIES: dict[str, Any] = {
     "POST /v1/execute": {"skillKey": "agent.loop_detect",
@@ -300,7 +300,7 @@ def _fuzz_requests() -> list[tuple[str, str, bytes | None, bool]]:
         names = re.findall(r"\{(\w+)\+?\}", template)
         fill = partial(_fill, template)
         for name in names:
-            cases += [(method, fill(**{name: hostile}), None, name != "path") for hostile in IDS]
+            cases += [(method, fill(**{name: hostile}), None, name != "proxy") for hostile in IDS]
         if method in ("POST", "PUT"):
             body = BODIES.get(route.route_key, {})
             for path in _leaf_paths(body)[:4]:
