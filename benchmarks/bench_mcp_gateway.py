@@ -29,13 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_platform import KEY, start_server  # noqa: E402
+from harness import p95  # noqa: E402
 
 SCRIPTED = ROOT / "tests" / "sdk" / "mcp" / "scripted_server.py"
 
-
-def p95(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
 async def measure(url: str, rounds: int) -> dict[str, list[float]]:

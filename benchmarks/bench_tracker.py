@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_platform import KEY, start_server  # noqa: E402
+from harness import p95  # noqa: E402
 from loopsense_sdk import Client, Tracker, urllib_transport  # noqa: E402
 
 
@@ -46,10 +47,6 @@ def timed(tracker: Tracker, i: int) -> float:
     tracker.tool_call("search", {"q": f"hotel {i}"}, result={"hits": i})
     return (time.perf_counter() - started) * 1000
 
-
-def p95(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
 def main() -> int:
