@@ -34,6 +34,8 @@ def origin() -> Iterator[Counting]:
             server.connections += 1
 
         def _any(self) -> None:
+            # Read before answering: the test changes it as soon as it has the answer.
+            close = server.close_after_answer
             self.rfile.read(int(self.headers.get("Content-Length", "0")))
             server.requests += 1
             body = json.dumps({"n": server.requests}).encode()
@@ -42,7 +44,7 @@ def origin() -> Iterator[Counting]:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
-            if server.close_after_answer:
+            if close:
                 self.close_connection = True
 
         do_GET = do_POST = _any  # noqa: N815

@@ -67,6 +67,9 @@ def test_typescript_sdk(server: Server, operator: Operator, tmp_path: Path) -> N
     _, spent = operator.new_tenant(tiny_plan)
     assert server.execute("agent.loop_detect", LOOP, key=spent).status == 200  # the one credit
     retry_tenant, retry_key = operator.new_tenant("team")
+    fast_plan = "ts-sdk-fast-" + uuid.uuid4().hex[:6]  # the tracker's steps come faster than team's 50/s
+    operator.set_plan(fast_plan, credits=1_000_000, rps=100_000)
+    _, tracker_key = operator.new_tenant(fast_plan)
 
     extra = tmp_path / "server_cases.json"
     extra.write_text(json.dumps({"vectors": server_cases()}), encoding="utf-8")
@@ -78,6 +81,7 @@ def test_typescript_sdk(server: Server, operator: Operator, tmp_path: Path) -> N
         "LOOPSENSE_TEST_HOBBY_KEY": hobby,
         "LOOPSENSE_TEST_QUOTA_KEY": spent,
         "LOOPSENSE_TEST_RETRY_KEY": retry_key,
+        "LOOPSENSE_TEST_TRACKER_KEY": tracker_key,
         "LOOPSENSE_TEST_REPORT": str(report),
         "LOOPSENSE_VECTORS": str(VECTORS),
         "LOOPSENSE_EXTRA_VECTORS": str(extra),
