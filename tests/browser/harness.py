@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-CHROMIUM = os.environ.get("LOOPSENSE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("LOOPSENSE_CHROMIUM", "chromium")  # a path, or a name on PATH
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
@@ -31,10 +31,11 @@ PHONE = {"width": 390, "height": 844}
 
 
 def chromium_or_skip() -> str:
-    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+    found = shutil.which(CHROMIUM)
+    if found is None:
         pytest.skip(f"no chromium at {CHROMIUM}: scripts/bootstrap installs Debian's chromium "
                     "when run as root; set LOOPSENSE_CHROMIUM to another binary")
-    return CHROMIUM
+    return found
 
 
 @dataclass

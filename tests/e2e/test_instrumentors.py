@@ -12,6 +12,7 @@ Each run gets a tenant of its own, so its groups are exactly what that run cause
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import time
@@ -64,12 +65,17 @@ RUNS: list[tuple[str, str, str, dict[str, str]]] = [
 FINISHED: list[float] = []  # when every run had exported
 
 
+@functools.cache
+def _bootstrapped() -> None:
+    """Install (or bring up to date: it is stamped) the instrumentors' venvs, once per session.
+    Here and not in scripts/test, so a pin that no longer installs fails these tests only."""
+    subprocess.run([str(ROOT / "scripts" / "bootstrap"), "instrumentors"], check=True,
+                   timeout=1800)
+
+
 def _venv(name: str) -> Path:
-    python = VENVS / name / "bin" / "python"
-    if not (VENVS / name / ".installed").exists():  # a fresh clone: install them (stamped)
-        subprocess.run([str(ROOT / "scripts" / "bootstrap"), "instrumentors"], check=True,
-                       timeout=1800)
-    return python
+    _bootstrapped()
+    return VENVS / name / "bin" / "python"
 
 
 @pytest.fixture(scope="module")

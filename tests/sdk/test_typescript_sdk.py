@@ -67,7 +67,7 @@ def test_typescript_sdk(server: Server, operator: Operator, tmp_path: Path) -> N
     _, spent = operator.new_tenant(tiny_plan)
     assert server.execute("agent.loop_detect", LOOP, key=spent).status == 200  # the one credit
     retry_tenant, retry_key = operator.new_tenant("team")
-    fast_plan = "ts-sdk-fast-" + uuid.uuid4().hex[:6]  # the tracker's steps come faster than team's 50/s
+    fast_plan = "ts-sdk-fast-" + uuid.uuid4().hex[:6]  # tracker steps outpace team's 50/s
     operator.set_plan(fast_plan, credits=1_000_000, rps=100_000)
     _, tracker_key = operator.new_tenant(fast_plan)
 

@@ -20,6 +20,7 @@ from moto import mock_aws
 from loopsense.core.monitor.monitor import new_state, observe
 from loopsense.errors import LoopsenseError
 from loopsense.platform.http.auth import Identity
+from loopsense.platform.runs import views
 from loopsense.platform.runs.monitor import DAY_S, MAX_BREAK_AGENTS, MAX_STORED, Runs
 from loopsense.platform.runs.store import RunStore
 from loopsense.settings import Settings
@@ -569,3 +570,31 @@ def test_resetting_more_agents_than_one_transaction_takes_needs_an_agent_id(clie
     assert str(MAX_BREAK_AGENTS) in caught.value.details[0].issue
     assert state_of(runs, who, "r", "a0") == before
     assert runs.reset(who, "r", {"agentId": "a0"})["reset"][0]["agentId"] == "a0"
+
+
+def test_a_listing_past_many_expired_runs_reads_a_bounded_number_and_goes_on_by_cursor(
+        client, monkeypatch):
+    """Expired runs linger in the byActivity index until TTL deletes them, each costing a Query
+    to skip: a page stops at MAX_RUN_READS runs read, with a cursor that loses nothing."""
+    monkeypatch.setattr(views, "MAX_RUN_READS", 2)
+    clock = Clock()
+    runs, counting = service(client, clock)
+    lasting = tenant(run_retention_days=30)
+    for run in ("old-1", "old-2"):
+        steps(runs, lasting, run, [call("x", {})])
+        clock.now += timedelta(seconds=1)
+    brief = Identity(lasting.tenant_id, "key_1", "team", ("*",), {"run_retention_days": 1})
+    for run in ("gone-1", "gone-2", "gone-3"):
+        steps(runs, brief, run, [call("x", {})])
+        clock.now += timedelta(seconds=1)
+    clock.now += timedelta(days=2)  # the three newest have expired; TTL has not deleted them
+    pages, cursor = [], None
+    while True:
+        counting.calls.clear()
+        page = views.RunViews(runs).list(lasting, {"cursor": cursor} if cursor else {})
+        assert counting.calls.count("query") <= 1 + 2  # the index page, two runs
+        pages.append([item["runId"] for item in page["items"]])
+        cursor = page["nextCursor"]
+        if cursor is None:
+            break
+    assert pages == [[], ["old-2"], ["old-1"]]

@@ -6,7 +6,8 @@ Listing: the byActivity index (keys only) holds one entry per agent item, keyed 
 and the agent's last write. Walking it newest first, a run is listed where its newest agent
 stands (its other agents' entries come later and are skipped), with every live agent of the
 run read by one Query of its partition. So a page of ``limit`` runs costs one index Query per
-page of entries read plus one Query per run met, and a run is listed once however many agents
+page of entries read plus one Query per run met (at most MAX_INDEX_PAGES and MAX_RUN_READS of
+each: past them the page ends early, with a cursor), and a run is listed once however many agents
 it has. The cursor names a position in the index (an entry's time, run and agent), never a
 tenant: the tenant is always the caller's.
 """
@@ -28,6 +29,9 @@ from loopsense.platform.runs.store import AGENT, AgentItem, ConfigItem, partitio
 DEFAULT_LIMIT, MAX_LIMIT = 20, 50
 INDEX_PAGE = 100  # index entries read per Query
 MAX_INDEX_PAGES = 5  # per request: past them the answer stops early, with a cursor
+# Runs read per request, likewise: expired runs stay in the index until TTL deletes them (up to
+# two days late), and each costs a Query before it can be skipped.
+MAX_RUN_READS = 2 * MAX_LIMIT
 CURSOR_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,15}(Z|\+00:00)", re.ASCII)
 
 
@@ -91,8 +95,10 @@ class RunViews:
         for _ in range(MAX_INDEX_PAGES):
             entries, start = self.runs.store.recent(caller.tenant_id, INDEX_PAGE, start)
             for entry in entries:
-                last = entry
                 run_id = entry["pk"].split("#", 1)[1]
+                if run_id not in met and len(met) == MAX_RUN_READS and last is not None:
+                    return {"items": items, "nextCursor": encode_cursor(last)}  # this one next
+                last = entry
                 if run_id in met:
                     continue
                 met.add(run_id)
