@@ -11,12 +11,11 @@ from loopsense.platform.telemetry.otlp import release_waiting
 from loopsense.platform.wiring import ingestion
 
 ingestion()  # cold start: a missing LOOPSENSE_*_TABLE fails here, named
-RELEASE_LIMIT = 500  # spans per run; the next run goes on
 
 
 @lambda_entry
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    released = release_waiting(ingestion(), RELEASE_LIMIT)
+    released = release_waiting(ingestion())
     swept = ingestion().sweep()
     logger.info("telemetry sweep", extra={"executions": swept, "spans": released})
     return {"swept": swept}

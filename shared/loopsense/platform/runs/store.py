@@ -40,6 +40,11 @@ def partition(tenant_id: str, run_id: str) -> str:
     return f"{tenant_id}#{run_id}"
 
 
+def run_of(pk: str) -> str:
+    """The run of a partition key (a tenant id holds no '#'; a run id may)."""
+    return pk.split("#", 1)[1]
+
+
 def encode(body: dict[str, Any]) -> bytes:
     return zlib.compress(jsonio.dumps(body).encode("utf-8"), 6)
 

@@ -24,7 +24,7 @@ from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.http.request import limit_param
 from loopsense.platform.runs.monitor import AGENT_ID, RUN_ID, Caller, Runs, check_run_id
-from loopsense.platform.runs.store import AGENT, AgentItem, ConfigItem, partition
+from loopsense.platform.runs.store import AGENT, AgentItem, ConfigItem, partition, run_of
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 50
 INDEX_PAGE = 100  # index entries read per Query
@@ -95,7 +95,7 @@ class RunViews:
         for _ in range(MAX_INDEX_PAGES):
             entries, start = self.runs.store.recent(caller.tenant_id, INDEX_PAGE, start)
             for entry in entries:
-                run_id = entry["pk"].split("#", 1)[1]
+                run_id = run_of(entry["pk"])
                 if run_id not in met and len(met) == MAX_RUN_READS and last is not None:
                     return {"items": items, "nextCursor": encode_cursor(last)}  # this one next
                 last = entry

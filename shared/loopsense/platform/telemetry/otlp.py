@@ -51,7 +51,7 @@ from loopsense.platform.telemetry.ingest import (
     Ingestion,
     check_batch,
 )
-from loopsense.platform.telemetry.store import join_pk
+from loopsense.platform.telemetry.store import join_pk, tenant_of
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -59,6 +59,7 @@ MAX_INFLATED_BYTES = 16 * 1024 * 1024
 # How long an LLM span without its message waits for its log records (exporters batch spans
 # and logs apart: 5 s and 1 s by default).
 JOIN_WAIT_MS = 30_000
+RELEASE_LIMIT = 500  # spans released per sweeper run; the next run goes on
 # google.rpc.Code for each HTTP status the route answers with.
 RPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 409: 10, 429: 8, 500: 13, 503: 14, 504: 4}
 
@@ -359,16 +360,16 @@ def ingest_logs(ingestion: Ingestion, tenant: str, plan: str, thresholds: Any, b
     return rejected
 
 
-def release_waiting(ingestion: Ingestion, limit: int) -> int:
+def release_waiting(ingestion: Ingestion, limit: int = RELEASE_LIMIT) -> int:
     """The sweeper's part: spans that waited JOIN_WAIT_MS for log records that never came are
-    ingested without them. How many."""
+    ingested without them, at most ``limit`` per run (the next run goes on). How many."""
     store = ingestion.store
     released = 0
     for pk, sk in store.due_joins(ingestion.clock(), limit):
         item = store.take(pk, sk, "sweeper")
         if item is None:
             continue
-        tenant = pk.split("#", 2)[1]
+        tenant = tenant_of(pk)
         waiting = jsonio.loads(item["pending"])
         _apply(ingestion, tenant, waiting["plan"], waiting["thresholds"], [
             (waiting["execution"], 0, {"events": [waiting["event"]]})],

@@ -72,6 +72,11 @@ def member_pk(tenant: str, signature: str) -> str:
     return f"M#{tenant}#{signature}"
 
 
+def tenant_of(pk: str) -> str:
+    """The tenant of a partition key built above (a tenant id holds no '#')."""
+    return pk.split("#", 2)[1]
+
+
 def _v(value: Any) -> dict[str, Any]:
     return to_item({"v": value})["v"]  # type: ignore[no-any-return]
 
