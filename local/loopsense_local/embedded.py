@@ -29,12 +29,17 @@ from loopsense_local.dynamodb.storage import DATABASE_FILE, IN_MEMORY
 
 class EmbeddedDynamoDB:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, data_dir: str | Path | None = None,
-                 sweep_interval_s: float = SWEEP_INTERVAL_S) -> None:
-        """``data_dir``: where the tables are kept (made if absent); None: in memory only."""
+                 sweep_interval_s: float = SWEEP_INTERVAL_S,
+                 transaction_hold_s: float | None = None) -> None:
+        """``data_dir``: where the tables are kept (made if absent); None: in memory only.
+        ``transaction_hold_s``: the engine's conflict mode (loopsense_local.dynamodb.engine):
+        None, off (transactions serialized); else each holds its items that long, and what
+        meets them is refused with TransactionConflict, as on DynamoDB."""
         self._host, self._port = host, port
         if data_dir is not None:
             Path(data_dir).mkdir(parents=True, exist_ok=True)
-        self.engine = Engine(IN_MEMORY if data_dir is None else Path(data_dir) / DATABASE_FILE)
+        self.engine = Engine(IN_MEMORY if data_dir is None else Path(data_dir) / DATABASE_FILE,
+                             transaction_hold_s=transaction_hold_s)
         self._sweep_interval_s = sweep_interval_s
         self._client = InProcessClient(self.engine)
         self._server: ThreadingHTTPServer | None = None

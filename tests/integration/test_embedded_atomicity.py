@@ -7,6 +7,10 @@ lock serves every operation. These tests prove it deterministically: many thread
 once through the real ``Metering.charge`` never exceed the quota, never lose an update, and one
 logical call (one Idempotency-Key) is charged once, whether the calls go in-process (the
 server's own path), over the store's HTTP endpoint (the operator's path), or both at once.
+
+They run again in the engine's conflict mode ("conflicts": each transaction holds its items a
+while and what meets it is refused with TransactionConflict, as on DynamoDB), where the charges
+go through the platform's retry (``until_settled``): the same guarantees hold.
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
 
 import boto3
 import pytest
 from botocore.config import Config
 
+from loopsense.platform.access.retry import until_settled
 from loopsense.settings import Settings
-from loopsense.store.dynamo import Dynamo
+from loopsense.store.dynamo import Dynamo, unavailable
 from loopsense.store.metering import Metering, Once, UsageRecord
 from loopsense_local.embedded import EmbeddedDynamoDB
 from loopsense_local.tables import create_tables
@@ -33,6 +39,7 @@ QUOTA = 10
 THREADS = 40
 # Generous: under the lock, 40 waiting requests on a loaded CI machine must not time out.
 TIMEOUT_S = 30.0
+HOLD_S = 0.002  # a transaction in flight in the conflict mode (DynamoDB's take longer)
 
 
 @dataclass
@@ -42,12 +49,14 @@ class Store:
     over_http: Metering  # boto3 -> the embedded endpoint (the operator's and other shells' path)
 
 
-@pytest.fixture(scope="module", params=["in-memory", "durable"])
+@pytest.fixture(scope="module", params=["in-memory", "durable", "conflicts"])
 def store(request: pytest.FixtureRequest,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    """The engine with its tables in memory, and in a SQLite file (``loopsense serve``'s)."""
+    """The engine with its tables in memory, in a SQLite file (``loopsense serve``'s), and in
+    memory with conflicts as DynamoDB has them."""
     data_dir = tmp_path_factory.mktemp("store") if request.param == "durable" else None
-    embedded = EmbeddedDynamoDB("127.0.0.1", 0, data_dir).start()
+    hold = HOLD_S if request.param == "conflicts" else None
+    embedded = EmbeddedDynamoDB("127.0.0.1", 0, data_dir, transaction_hold_s=hold).start()
     try:
         config = Settings(dynamodb_endpoint=embedded.endpoint, store_timeout_s=TIMEOUT_S)
         http = boto3.client("dynamodb", endpoint_url=embedded.endpoint, region_name="us-east-1",
@@ -76,6 +85,12 @@ def meterings(store: Store, paths: str, count: int) -> list[Metering]:
     return [store.in_process if i % 2 else store.over_http for i in range(count)]
 
 
+def charge(metering: Metering, *args: Any) -> str | None:
+    """``Metering.charge`` as the platform calls it: sent again while it meets a transaction in
+    flight."""
+    return until_settled(lambda: metering.charge(*args), unavailable)
+
+
 def fresh_tenant() -> str:
     return "t_" + uuid.uuid4().hex[:12]
 
@@ -86,7 +101,7 @@ def test_concurrent_charges_stop_exactly_at_the_quota(store: Store, paths: str) 
     ids = [str(uuid.uuid4()) for _ in range(THREADS)]
     meters = meterings(store, paths, THREADS)
     answers = all_at_once([
-        partial(m.charge, tenant, PERIOD, QUOTA, record(i))
+        partial(charge, m, tenant, PERIOD, QUOTA, record(i))
         for m, i in zip(meters, ids, strict=True)
     ])
 
@@ -97,6 +112,8 @@ def test_concurrent_charges_stop_exactly_at_the_quota(store: Store, paths: str) 
     assert store.over_http.used(tenant, PERIOD) == QUOTA  # both paths see one store
     recorded = {r.execution_id for r in store.in_process.records(tenant, PERIOD)}
     assert recorded == {a for a in answers if a is not None}
+    if store.embedded.engine.transaction_hold_s is not None:
+        assert store.embedded.engine.conflicts > 0  # the mode did refuse some: they were retried
 
 
 def once(key: str) -> Once:
@@ -109,7 +126,7 @@ def test_one_logical_call_charged_concurrently_counts_once(store: Store, paths: 
     tenant = fresh_tenant()
     meters = meterings(store, paths, 8)
     answers = all_at_once([
-        partial(m.charge, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())), once("k"))
+        partial(charge, m, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())), once("k"))
         for m in meters
     ])
 
@@ -131,7 +148,7 @@ def test_duplicates_racing_for_the_last_credits(store: Store) -> None:
     twice = calls + calls
     meters = meterings(store, "both", len(twice))
     answers = all_at_once([
-        partial(m.charge, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())), once(call))
+        partial(charge, m, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())), once(call))
         for m, call in zip(meters, twice, strict=True)
     ])
 
@@ -148,9 +165,9 @@ def test_duplicates_racing_for_the_last_credits(store: Store) -> None:
 def test_a_full_quota_refuses_even_one_more(store: Store) -> None:
     tenant = fresh_tenant()
     for _ in range(QUOTA):
-        assert store.in_process.charge(tenant, PERIOD, QUOTA, record(str(uuid.uuid4())))
+        assert charge(store.in_process, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())))
     answers = all_at_once([
-        partial(m.charge, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())))
+        partial(charge, m, tenant, PERIOD, QUOTA, record(str(uuid.uuid4())))
         for m in meterings(store, "both", 10)
     ])
     assert answers == [None] * 10

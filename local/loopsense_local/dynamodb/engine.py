@@ -8,6 +8,18 @@ Tables and items live in loopsense_local.dynamodb.storage (SQLite, in a file or 
 each write or transaction is one SQLite transaction, made under the same lock. As DynamoDB
 does, a sweeper deletes expired items of tables with TTL enabled, in the background: until it
 gets round to one, an expired item is still read like any other.
+
+Conflicts (``transaction_hold_s``, off by default): DynamoDB runs a transaction in two phases
+and cancels what meets one in flight (its guide, "Transaction conflict handling"): a
+TransactWriteItems with an item another ongoing TransactWriteItems holds is cancelled
+(TransactionCanceledException, that item's CancellationReasons code TransactionConflict, the
+others' None or their own failure), and a PutItem, UpdateItem or DeleteItem of such an item
+fails with TransactionConflictException (a BatchWriteItem too, whole: it is made of them).
+Reads are not refused: they see the committed item (read-committed). With the mode on, a
+transaction checks its conditions and takes its items under the lock, holds them for
+``transaction_hold_s`` with the lock released (what DynamoDB's prepare round trip takes), then
+commits them under the lock. The single-item writes stay instant: DynamoDB documents no
+conflict of a transaction with them.
 """
 
 from __future__ import annotations
@@ -63,11 +75,21 @@ class _Change:
     write: bool = True  # False: a transaction's ConditionCheck
 
 
+TRANSACTION_CONFLICT = {"Code": "TransactionConflict",
+                        "Message": "Transaction is ongoing for the item"}
+
+
 class Engine:
     def __init__(self, database: str | pathlib.Path = IN_MEMORY,
-                 clock: Callable[[], float] = time.time) -> None:
-        """``database``: a SQLite file (made if absent, loaded if present), or memory."""
+                 clock: Callable[[], float] = time.time,
+                 transaction_hold_s: float | None = None) -> None:
+        """``database``: a SQLite file (made if absent, loaded if present), or memory.
+        ``transaction_hold_s``: None, transactions serialized (never a conflict); else how
+        long each transaction holds its items, refusing others as DynamoDB does."""
         self._storage = Storage(database)
+        self.transaction_hold_s = transaction_hold_s
+        self._held: set[tuple[str, Key]] = set()  # the items in-flight transactions hold
+        self.conflicts = 0  # the requests refused for meeting one (what benchmarks count)
         self._clock = clock
         self._tables = {name: _define_table(description, ttl, self._storage)
                         for name, description, ttl in self._storage.tables()}
@@ -146,9 +168,21 @@ class Engine:
                                 f"the embedded DynamoDB does not offer {operation}")
         if not isinstance(params, dict):
             raise validation("the request body must be a JSON object")
+        if operation == "TransactWriteItems" and self.transaction_hold_s is not None:
+            return self._transact_in_two_phases(params)
+        return self._locked(operation, run, params)
+
+    def _locked(self, operation: str, run: Callable[[Params], Params], params: Params) -> Params:
+        """``run(params)`` under the lock, its failures as DynamoDB's errors."""
         with self._lock:
             try:
                 return run(params)
+            except DynamoDBError as error:
+                if error.code == "TransactionConflictException" or any(
+                        reason == TRANSACTION_CONFLICT
+                        for reason in error.fields.get("CancellationReasons", ())):
+                    self.conflicts += 1
+                raise
             except (KeyError, TypeError, AttributeError, ValueError, IndexError):
                 raise validation(f"{operation}: a parameter is missing or malformed") from None
             except RecursionError:
@@ -320,7 +354,8 @@ class Engine:
         return {"Attributes": source} if source else {}
 
     def _plan(self, kind: str, params: Params) -> _Change:
-        """Check one write (its condition included) and compute the item it leaves."""
+        """Check one write (its condition included) and compute the item it leaves; an item an
+        in-flight transaction holds is TransactionConflictException."""
         table = self._table(params)
         if "Expected" in params or "AttributeUpdates" in params:
             raise validation("the embedded DynamoDB takes expressions, not the legacy "
@@ -334,6 +369,9 @@ class Engine:
             key, new = table.key(params["Item"], whole_item=True), params["Item"]
         else:
             key, new = table.key(params["Key"]), None
+        if (table.name, key) in self._held:
+            raise DynamoDBError("TransactionConflictException",
+                                "Transaction is ongoing for the item")
         old = table.get(key)
         if condition is not None and not holds(condition, old, context):
             raise condition_failed(
@@ -360,6 +398,13 @@ class Engine:
 
     # transactions --------------------------------------------------------------------------
     def transact_write_items(self, params: Params) -> Params:
+        """All the actions or none (serialized: the mode without conflicts)."""
+        self._commit(self._prepare(params)[0])
+        return {}
+
+    def _prepare(self, params: Params) -> tuple[list[_Change], list[tuple[str, Key]]]:
+        """A transaction's changes, every condition checked, and the items it targets; a
+        failed condition or a held item cancels it (TransactionCanceledException)."""
         actions = params["TransactItems"]
         if not 1 <= len(actions) <= MAX_TRANSACTION_ITEMS:
             raise validation(f"TransactItems must have 1 to {MAX_TRANSACTION_ITEMS} actions")
@@ -382,17 +427,43 @@ class Engine:
                 changes.append(self._plan(kind, body))
                 reasons.append({"Code": "None"})
             except DynamoDBError as error:
-                if error.code != "ConditionalCheckFailedException":
+                if error.code == "TransactionConflictException":
+                    reasons.append(dict(TRANSACTION_CONFLICT))
+                elif error.code == "ConditionalCheckFailedException":
+                    reasons.append({"Code": "ConditionalCheckFailed", "Message": error.message,
+                                    **error.fields})
+                else:
                     raise
                 changes.append(None)
-                reasons.append({"Code": "ConditionalCheckFailed", "Message": error.message,
-                                **error.fields})
         if any(change is None for change in changes):
             codes = ", ".join(reason["Code"] for reason in reasons)
             raise DynamoDBError("TransactionCanceledException",
                                 f"Transaction cancelled, please refer cancellation reasons for "
                                 f"specific reasons [{codes}]", {"CancellationReasons": reasons})
-        self._commit([change for change in changes if change is not None])
+        return [change for change in changes if change is not None], targets
+
+    def _transact_in_two_phases(self, params: Params) -> Params:
+        """The conflict mode's TransactWriteItems: prepare and take the items, hold them with
+        the lock released, commit and let them go. While held, nothing else writes them, so
+        the changes planned at the start are still right at the commit."""
+
+        def take(params: Params) -> Params:
+            changes, targets = self._prepare(params)
+            self._held.update(targets)
+            return {"changes": changes, "targets": targets}
+
+        def commit(prepared: Params) -> Params:
+            try:
+                self._commit(prepared["changes"])
+            finally:
+                self._held.difference_update(prepared["targets"])
+            return {}
+
+        prepared = self._locked("TransactWriteItems", take, params)
+        try:
+            time.sleep(self.transaction_hold_s or 0.0)
+        finally:
+            self._locked("TransactWriteItems", commit, prepared)
         return {}
 
     # reading many --------------------------------------------------------------------------

@@ -33,6 +33,12 @@ CONFLICTS = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 BATCH_TRIES = 6  # a batch's leftovers are sent again after 50, 100 ... 800 ms (1.55 s in all)
 
 
+class Conflicted(Exception):
+    """A write met an in-flight transaction on one of its items (DynamoDB's TransactionConflict)
+    and changed nothing: sent again, unchanged, it is decided afresh (``until_settled`` of
+    platform/access/retry.py)."""
+
+
 class ConditionFailed(Exception):
     """A conditional write was refused; ``reasons`` holds a transaction's per-item codes."""
 
@@ -107,6 +113,16 @@ class Dynamo:
         (a transaction's too), PLAN_ELIGIBILITY_UNAVAILABLE for any other failure."""
         return self._call(operation, kwargs, CONDITION)
 
+    def settled(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        """``call``, but a write that met an in-flight transaction raises Conflicted (a
+        transaction's too, when no condition of it failed) instead of being an outage."""
+        try:
+            return self._call(operation, kwargs, CONFLICTS)
+        except ConditionFailed as failed:
+            if failed.reasons and set(failed.reasons) <= {"TransactionConflict", "None"}:
+                raise Conflicted() from None
+            raise
+
     def transact(self, actions: list[dict[str, Any]], refused: frozenset[str] = CONDITION
                  ) -> None:
         """One TransactWriteItems: all of ``actions`` or none; ConditionFailed (with each
@@ -121,6 +137,8 @@ class Dynamo:
             code = exc.response.get("Error", {}).get("Code", "")
             if code == "ConditionalCheckFailedException":
                 raise ConditionFailed() from None
+            if code == "TransactionConflictException" and "TransactionConflict" in refused:
+                raise ConditionFailed(["TransactionConflict"]) from None
             if code == "TransactionCanceledException":
                 cancelled = exc.response.get("CancellationReasons", [])
                 reasons = [r.get("Code", "None") or "None" for r in cancelled]

@@ -40,11 +40,12 @@ class Metering:
         self.s = settings
 
     def admit(self, tenant_id: str, epoch_second: int, limit: int) -> bool:
-        """Count one request in this second; False (nothing counted) once ``limit`` is reached."""
+        """Count one request in this second; False (nothing counted) once ``limit`` is reached.
+        Conflicted when the counter is in an in-flight transaction (a step batch's)."""
         if limit <= 0:  # a plan with 0 requests/second admits nothing (not one per second)
             return False
         try:
-            self.db.call("update_item", **self.admission(tenant_id, epoch_second, limit))
+            self.db.settled("update_item", **self.admission(tenant_id, epoch_second, limit))
         except ConditionFailed:
             return False
         return True
@@ -72,11 +73,12 @@ class Metering:
         One transaction: all or nothing. With ``once``, the charge also claims ``once.key`` until
         ``once.until``; if that claim is held, this call was charged before and nothing changes.
         Returns the execution id the call is charged under (the earlier one for a held claim),
-        or None when the credits do not fit.
+        or None when the credits do not fit; Conflicted (nothing charged) when it met another
+        transaction in flight on one of its items: sent again, it is decided afresh.
         """
         items = self.charge_items(tenant_id, period, quota, record, once)
         try:
-            self.db.call("transact_write_items", TransactItems=items)
+            self.db.settled("transact_write_items", TransactItems=items)
         except ConditionFailed as failed:
             if once is not None and failed.reasons[2:3] == ["ConditionalCheckFailed"]:
                 return self._claimed_by(tenant_id, once)

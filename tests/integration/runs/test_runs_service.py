@@ -69,6 +69,22 @@ def client() -> Iterator[Any]:
     yield in_process
 
 
+@pytest.fixture(scope="module")
+def conflicting() -> Iterator[Any]:
+    """A store in the engine's conflict mode: each transaction holds its items 2 ms, and what
+    meets one is refused with TransactionConflict, as on DynamoDB."""
+    embedded = EmbeddedDynamoDB("127.0.0.1", 0, transaction_hold_s=0.002)
+    in_process = embedded.client()
+    create_tables(in_process, CONFIG)
+    yield in_process
+
+
+@pytest.fixture(params=["serialized", "conflicts"])
+def racing(request: pytest.FixtureRequest, client: Any, conflicting: Any) -> Any:
+    """The store of the tests that race writers: serialized, and with DynamoDB's conflicts."""
+    return client if request.param == "serialized" else conflicting
+
+
 def service(client: Any, clock: Clock | None = None) -> tuple[Runs, Counting]:
     counting = Counting(client)
     db = Dynamo(counting)
@@ -268,8 +284,8 @@ def test_rate_limit_and_quota_refuse_the_batch_and_write_nothing(client):
 # ---- concurrency and retries ---------------------------------------------------------------
 
 
-def test_concurrent_batches_of_one_agent_lose_and_double_count_nothing(client):
-    runs, _ = service(client)
+def test_concurrent_batches_of_one_agent_lose_and_double_count_nothing(racing):
+    runs, _ = service(racing)
     who = tenant()
     threads, batches, size = 8, 4, 5
     rng = random.Random(13)
@@ -319,8 +335,8 @@ def test_a_retried_batch_is_applied_once_and_answered_the_same(client):
     assert steps(runs, who, "r", batch)["sequence"] == 6  # without a key: applied again
 
 
-def test_duplicates_racing_with_one_key_are_applied_once(client):
-    runs, _ = service(client)
+def test_duplicates_racing_with_one_key_are_applied_once(racing):
+    runs, _ = service(racing)
     who = tenant()
     batch = [call("x", {"i": i}) for i in range(4)]
     answers = all_at_once([lambda: steps(runs, who, "race", batch, key="same")] * 6)

@@ -23,9 +23,11 @@ from typing import Any
 from loopsense.errors import LoopsenseError
 from loopsense.observability import logger
 from loopsense.platform.access.plans import plan_cap, quota_exceeded, rate_limited
+from loopsense.platform.access.retry import until_settled
 from loopsense.platform.http.auth import Identity
 from loopsense.skills.thresholds import PLAN_CAP, THRESHOLDS, check
 from loopsense.store.accounts import Plan
+from loopsense.store.dynamo import unavailable
 from loopsense.store.metering import Metering, period_of
 
 TIME_BUDGET = "time_budget_ms"
@@ -125,8 +127,11 @@ class Gate:
                                           plan_cap(plan)))
 
     def rate(self, caller: Admitted, epoch: int) -> None:
-        """One request against the plan's requests per second, in a write of its own."""
-        if not self.metering.admit(caller.tenant_id, epoch, caller.plan.requests_per_second):
+        """One request against the plan's requests per second, in a write of its own (sent
+        again while the counter is in a step batch's transaction in flight)."""
+        if not until_settled(lambda: self.metering.admit(caller.tenant_id, epoch,
+                                                         caller.plan.requests_per_second),
+                             unavailable):
             raise rate_limited(caller.plan)
 
     def admission(self, caller: Admitted, epoch: int) -> dict[str, Any]:

@@ -30,11 +30,13 @@ from loopsense.platform.access.idempotency import (
     check_key,
 )
 from loopsense.platform.access.plans import resolve_plan
+from loopsense.platform.access.retry import until_settled
 from loopsense.platform.execute.invoke import Invoker
 from loopsense.platform.http.answer import Route, respond
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.http.request import MAX_BODY_BYTES, Request, json_body, json_response
 from loopsense.store.accounts import Accounts
+from loopsense.store.dynamo import unavailable
 from loopsense.store.metering import Metering, Once, UsageRecord, period_of
 from loopsense.validation import validate
 
@@ -103,8 +105,10 @@ class Execute:
             credits=skill.cost, at=stamp(now),
             duration_ms=int((time.perf_counter() - started) * 1000), status="succeeded")
         once = None if once_key is None else Once(once_key, epoch, epoch + REPLAY_WINDOW_S)
-        execution_id = self.metering.charge(identity.tenant_id, period_of(now),
-                                            caller.plan.credits_per_month, record, once)
+        execution_id = until_settled(
+            lambda: self.metering.charge(identity.tenant_id, period_of(now),
+                                         caller.plan.credits_per_month, record, once),
+            unavailable)
         if execution_id is None:
             raise quota_error  # lost the race for the last credits: the work is discarded
         return json_response(200, {
