@@ -2,6 +2,7 @@
 
 `test.sleep` sleeps `ms` milliseconds and answers `{"slept": ms}`: it is team-only (so hobby gets
 SKILL_NOT_AVAILABLE_FOR_PLAN) and has a 300 ms budget (so a long sleep is EXECUTION_TIMEOUT).
+`test.crash` raises on every input: a skill with a bug (INTERNAL_ERROR, nothing charged).
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ SLEEP = Skill(key="test.sleep", version="1.0.0", cost=1,
               module=__name__, timeout_ms=300)
 
 
+CRASH = Skill(key="test.crash", version="1.0.0", cost=1,
+              plans=frozenset({"team", "enterprise"}), function="TestCrashFunction",
+              module="loopsense_local.test_crash", timeout_ms=300)
+
+
 def run(raw: Any, tenant_thresholds: Any = None) -> dict[str, Any]:
     ms = raw.get("ms") if isinstance(raw, dict) else None
     if not isinstance(ms, int) or isinstance(ms, bool) or not 0 <= ms <= 5_000:
@@ -27,3 +33,4 @@ def run(raw: Any, tenant_thresholds: Any = None) -> dict[str, Any]:
 
 def install() -> None:
     register(SLEEP)
+    register(CRASH)

@@ -30,7 +30,8 @@ PLATFORM_ERRORS: dict[str, ErrorKind] = {
     "TENANT_RATE_LIMITED": ErrorKind(429, True, "slow down and retry after Retry-After"),
     "QUOTA_EXCEEDED": ErrorKind(429, True, "wait for the quota period to reset or upgrade"),
     "PLAN_ELIGIBILITY_UNAVAILABLE": ErrorKind(503, True, "retry after Retry-After"),
-    # the local server (`loopsense serve`) at its concurrency limit
+    # the local server (`loopsense serve`) at its concurrency limit, or Lambda throttling the
+    # skill's function (platform/execute/invoke.py)
     "SERVER_BUSY": ErrorKind(503, True, "retry after Retry-After"),
     "EXECUTION_TIMEOUT": ErrorKind(504, True, "retry, or send a smaller input"),
     "INTERNAL_ERROR": ErrorKind(500, True, "retry; nothing was charged"),

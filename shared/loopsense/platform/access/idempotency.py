@@ -113,12 +113,20 @@ class Idempotency:
     def run(self, tenant_id: str, key: str, body: bytes,
             call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         request = {"tenant": tenant_id, "key": key, "body": hashlib.sha256(body).hexdigest()}
+        made: list[dict[str, Any]] = []
+
+        def recorded() -> dict[str, Any]:
+            made.append(call())
+            return made[-1]
+
         try:
-            return self._guarded(request=request, call=call)
+            return self._guarded(request=request, call=recorded)
         except IdempotencyAlreadyInProgressError:
             raise LoopsenseError("IDEMPOTENCY_IN_PROGRESS",
                                  "a request with this Idempotency-Key is still running") from None
         except IdempotencyValidationError:
             raise key_reused() from None
         except IdempotencyPersistenceLayerError:
+            if made:  # done and charged, only not stored for replays: deliver it (its key stays
+                return made[0]  # in progress until IN_PROGRESS_EXPIRY_MS, then replays the charge)
             raise unavailable() from None

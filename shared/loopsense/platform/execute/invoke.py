@@ -4,6 +4,9 @@ Either way the skill answers ``{"output": ...}`` or the error envelope
 (platform/execute/skill_handler.py), given the tenant's thresholds as the router hands them
 over (``tenant_thresholds``; the Lambda payload's ``tenantThresholds``). A skill that runs past
 its time budget is EXECUTION_TIMEOUT: its late answer is discarded and nothing is charged.
+Lambda's own refusals (docs/faults.md): a throttled function is SERVER_BUSY (503, Retry-After), a
+payload over Lambda's limit a VALIDATION_ERROR naming the input and the limit, anything else
+(a function that crashed, a service error) INTERNAL_ERROR; none of them is charged.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol
 
-from loopsense.errors import LoopsenseError
+from loopsense.errors import LoopsenseError, validation_error
+from loopsense.observability import logger
 from loopsense.platform.access.catalog import Skill
 from loopsense.platform.execute.skill_handler import call_skill
 
@@ -44,6 +48,25 @@ class InProcessInvoker:
             raise timed_out() from None
 
 
+# Lambda's answers to Invoke that mean "too many at once, retry shortly" (its API reference).
+THROTTLED = frozenset({"TooManyRequestsException", "EC2ThrottledException",
+                       "ResourceConflictException"})
+# ... and that the payload is over the limit of a synchronous invocation (its request and its
+# response: 6 MB each); the older name, the current one, and the serialized request's.
+TOO_LARGE = frozenset({"RequestEntityTooLargeException", "RequestTooLargeException",
+                       "SerializedRequestEntityTooLargeException"})
+PAYLOAD_LIMIT = "6 MB"
+
+
+def lambda_refused(code: str) -> LoopsenseError:
+    if code in THROTTLED:
+        return LoopsenseError("SERVER_BUSY", "the skill's function is busy")
+    if code in TOO_LARGE:
+        return validation_error("input", f"is too large to hand to the skill (at most "
+                                         f"{PAYLOAD_LIMIT} with its envelope)")
+    return LoopsenseError("INTERNAL_ERROR", "the skill could not be called")
+
+
 def function_env_name(skill: Skill) -> str:
     """The router's environment variable holding the skill function's name (template.yaml)."""
     return f"LOOPSENSE_FUNCTION_{skill.function}"
@@ -61,7 +84,7 @@ class LambdaInvoker:
 
     def invoke(self, skill: Skill, raw_input: Any, request_id: str,
                tenant_thresholds: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        from botocore.exceptions import ReadTimeoutError
+        from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
         event: dict[str, Any] = {"input": raw_input, "requestId": request_id}
         if tenant_thresholds is not None:
@@ -72,6 +95,14 @@ class LambdaInvoker:
                                          Payload=payload)
         except ReadTimeoutError:
             raise timed_out() from None
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            logger.warning("skill invoke refused", extra={"skill": skill.key, "code": code})
+            raise lambda_refused(code) from None
+        except BotoCoreError as exc:
+            logger.warning("skill invoke failed",
+                           extra={"skill": skill.key, "exception": type(exc).__name__})
+            raise lambda_refused("") from None
         body = json.loads(answer["Payload"].read() or b"null")
         if answer.get("FunctionError"):
             if isinstance(body, dict) and "timed out" in str(body.get("errorMessage", "")):

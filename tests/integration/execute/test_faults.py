@@ -1,0 +1,291 @@
+"""Faults through the real execute pipeline (docs/faults.md): the authorizer's and the router's
+code as deployed, the embedded DynamoDB in this process behind a client that fails on demand,
+and each skill's real Lambda handler behind a boto3 Lambda client whose service answers
+Lambda's own refusals (tests/faults.py).
+
+Each fault answers its documented code (Retry-After when retryable), charges nothing, leaves
+nothing half-written (the usage and idempotency tables read afterwards are as before; a refused
+call's rate-counter hit is the only trace, as for any request), and once it ends the same
+request, with the same Idempotency-Key, succeeds and is charged once.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from loopsense.platform.access.catalog import CATALOG
+from loopsense.platform.access.retry import ATTEMPTS
+from loopsense.platform.execute.invoke import InProcessInvoker, LambdaInvoker, function_env_name
+from loopsense.platform.execute.pipeline import Execute
+from loopsense.platform.execute.skill_handler import skill_lambda_handler
+from loopsense.platform.http.auth import authorizer_context
+from loopsense.platform.http.request import Request
+from loopsense.platform.wiring import build_execute
+from loopsense.settings import Settings
+from loopsense.store.dynamo import make_client, serve_in_process
+from loopsense.store.metering import period_of
+from loopsense_local.dynamodb.client import InProcessClient
+from loopsense_local.dynamodb.engine import Engine
+from loopsense_local.tables import create_tables
+from loopsense_local.test_skills import CRASH, SLEEP
+from tests.faults import (
+    CONFLICT,
+    FUNCTION_ERROR,
+    FUNCTION_TIMEOUT,
+    LAMBDA_THROTTLED,
+    LAMBDA_TOO_LARGE,
+    OUTAGE,
+    THROTTLING,
+    FaultyDynamoDB,
+    LambdaService,
+)
+
+ENDPOINT = "http://faults.invalid:4566"  # answered in this process only (serve_in_process)
+LOOP = {"skillKey": "agent.loop_detect",
+        "input": {"events": [{"action": "search"}, {"action": "click"}] * 3}}
+# The store calls of one execute with an Idempotency-Key, in order: the authorizer's key and
+# tenant, the in-progress idempotency record, the plan, the rate counter, the period's credits,
+# the charge (credits, usage record and key claim in one transaction), the stored response.
+CALLS = ["get_item", "get_item", "put_item", "get_item", "update_item", "get_item",
+         "transact_write_items", "update_item"]
+CHARGE = CALLS.index("transact_write_items")
+
+
+@dataclass
+class Stack:
+    execute: Execute
+    store: FaultyDynamoDB
+    plain: InProcessClient  # the same tables, never failing: what the checks read
+    lambdas: LambdaService
+    config: Settings
+    tenant: str = ""
+    key: str = ""
+
+    def call(self, body: dict[str, Any], idempotency_key: str | None = None
+             ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """One request as API Gateway hands it over: the authorizer, then the router."""
+        context = authorizer_context(f"Bearer {self.key}", self.execute.accounts)
+        headers = {"idempotency-key": idempotency_key} if idempotency_key else {}
+        request = Request("POST", "/v1/execute", headers,
+                          json.dumps(body, ensure_ascii=False).encode(),
+                          "req-" + uuid.uuid4().hex[:8], context)
+        response = self.execute.execute(request)
+        return response["statusCode"], json.loads(response["body"]), response["headers"]
+
+    def written(self) -> dict[str, list[Any]]:
+        """Everything a call may leave but its rate-counter hit: credits, usage records and
+        key claims; the idempotency records."""
+        return {table: sorted(json.dumps(item, sort_keys=True, default=str) for item in
+                              self.plain.scan(TableName=table)["Items"])
+                for table in (self.config.usage_table, self.config.idempotency_table)}
+
+    def used(self) -> tuple[int, int]:
+        """(credits used, usage records) of the tenant, each as the store has it."""
+        metering = self.execute.metering
+        return (metering.used(self.tenant, period_of(datetime.now(UTC))),
+                len(metering.records(self.tenant)))
+
+
+@pytest.fixture(scope="module")
+def built() -> Iterator[Stack]:
+    """One stack for the module (tables, handlers and clients cost ~0.3 s to build)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for skill in (SLEEP, CRASH):  # the local server's --test-skills, for this module only
+            patch.setitem(CATALOG, skill.key, skill)
+        functions = {}
+        for skill in CATALOG.values():
+            patch.setenv(function_env_name(skill), skill.function)
+            functions[skill.function] = skill_lambda_handler(skill)
+        engine = Engine()
+        plain = InProcessClient(engine)
+        store = FaultyDynamoDB(plain)
+        serve_in_process(ENDPOINT, store)
+        try:
+            config = Settings(dynamodb_endpoint=ENDPOINT, skill_invoker="lambda")
+            create_tables(make_client(config), config)
+            lambdas = LambdaService(functions)
+            execute = build_execute(config, invoker=LambdaInvoker(lambdas.client))
+            yield Stack(execute, store, plain, lambdas, config)
+        finally:
+            serve_in_process(ENDPOINT, None)
+            engine.close()
+
+
+@pytest.fixture
+def stack(built: Stack) -> Stack:
+    """The module's stack, healed, for a tenant of this test's own."""
+    built.store.heal()
+    built.lambdas.fault, built.lambdas.invoked = None, 0
+    built.execute.invoker = LambdaInvoker(built.lambdas.client)
+    tenant = "t-" + uuid.uuid4().hex[:12]
+    built.execute.accounts.create_tenant(tenant, "team", "2026-12-02T00:00:00+00:00")
+    key, _ = built.execute.accounts.issue_key(tenant, ("*",), "2026-12-02T00:00:00+00:00")
+    return replace(built, tenant=tenant, key=key)
+
+
+def assert_refused(answer: tuple[int, dict[str, Any], dict[str, str]], status: int, code: str,
+                   retryable: bool) -> None:
+    got, body, headers = answer
+    assert (got, body["error"]["code"], body["error"]["retryable"]) == (
+        status, code, retryable), body
+    if retryable:
+        assert int(headers["Retry-After"]) >= 1
+    else:
+        assert "Retry-After" not in headers
+
+
+def assert_recovers(stack: Stack, key: str, before: dict[str, list[Any]]) -> None:
+    """Nothing of the refused call was kept; the same request succeeds, charged once."""
+    assert stack.written() == before
+    status, body, _ = stack.call(LOOP, key)
+    assert status == 200, body
+    assert stack.used() == (1, 1)
+    assert stack.call(LOOP, key)[1] == body  # and a replay is the stored answer, free
+    assert stack.used() == (1, 1)
+
+
+def test_one_keyed_execute_makes_the_store_calls_the_faults_are_aimed_at(stack: Stack) -> None:
+    del stack.store.calls[:]
+    status, _, _ = stack.call(LOOP, "calls-" + uuid.uuid4().hex)
+    assert status == 200
+    assert stack.store.calls == CALLS, " ".join(stack.store.calls)
+
+
+# The store throttling or unreachable at each of its calls up to the charge: 503, retryable,
+# nothing charged, and the same request succeeds once the store is back.
+@pytest.mark.parametrize("position", range(CHARGE + 1), ids=lambda p: f"{p}-{CALLS[p]}")
+@pytest.mark.parametrize("fault", [*THROTTLING, OUTAGE])
+def test_the_store_failing_at_any_call_is_503_and_charges_nothing(stack: Stack, fault: str,
+                                                                  position: int) -> None:
+    before = stack.written()
+    key = "store-" + uuid.uuid4().hex
+    operation = CALLS[position]
+    stack.store.fail(fault, operation, skip=CALLS[:position].count(operation))
+    assert_refused(stack.call(LOOP, key), 503, "PLAN_ELIGIBILITY_UNAVAILABLE", True)
+    assert stack.store.failed
+    stack.store.heal()
+    assert_recovers(stack, key, before)
+
+
+@pytest.mark.parametrize("fault", [*THROTTLING, OUTAGE])
+def test_a_response_that_cannot_be_stored_after_the_charge_is_delivered_and_charged_once(
+        stack: Stack, fault: str) -> None:
+    """The one store call after the charge saves the response for replays: the call was
+    charged, so it is delivered; its key stays in progress (a retryable 409) until that record
+    expires, and then a retry is the same charge, not a second one."""
+    key = "save-" + uuid.uuid4().hex
+    stack.store.fail(fault, "update_item", skip=1)
+    status, body, _ = stack.call(LOOP, key)
+    assert stack.store.failed
+    stack.store.heal()
+    assert status == 200, body
+    assert stack.used() == (1, 1)
+    assert_refused(stack.call(LOOP, key), 409, "IDEMPOTENCY_IN_PROGRESS", True)
+    table = stack.config.idempotency_table
+    [record] = [item for item in stack.plain.scan(TableName=table)["Items"]
+                if item["status"]["S"] == "INPROGRESS"]
+    stack.plain.update_item(TableName=table, Key={"id": record["id"]},  # the minute is over
+                            UpdateExpression="SET in_progress_expiration = :past",
+                            ExpressionAttributeValues={":past": {"N": "1"}})
+    again = stack.call(LOOP, key)
+    assert again[0] == 200, again
+    assert again[1]["executionId"] == body["executionId"]
+    assert stack.used() == (1, 1)
+
+
+@pytest.mark.parametrize("operation", ["transact_write_items", "update_item"],
+                         ids=["charge", "rate-counter"])
+def test_a_charge_cancelled_for_a_conflict_is_sent_again_and_charged_once(
+        stack: Stack, operation: str) -> None:
+    stack.store.fail(CONFLICT, operation, times=2)
+    status, body, _ = stack.call(LOOP, "conflict-" + uuid.uuid4().hex)
+    assert status == 200, body
+    assert stack.store.failed == 2
+    assert stack.used() == (1, 1)
+
+
+@pytest.mark.parametrize("operation", ["transact_write_items", "update_item"],
+                         ids=["charge", "rate-counter"])
+def test_a_write_that_keeps_conflicting_is_503_and_charges_nothing(stack: Stack,
+                                                                   operation: str) -> None:
+    before = stack.written()
+    key = "conflicts-" + uuid.uuid4().hex
+    stack.store.fail(CONFLICT, operation, skip=0)
+    assert_refused(stack.call(LOOP, key), 503, "PLAN_ELIGIBILITY_UNAVAILABLE", True)
+    assert stack.store.failed == ATTEMPTS
+    stack.store.heal()
+    assert_recovers(stack, key, before)
+
+
+# Lambda refusing the invoke, and the function failing.
+@pytest.mark.parametrize(("fault", "status", "code", "retryable"), [
+    (LAMBDA_THROTTLED, 503, "SERVER_BUSY", True),
+    (LAMBDA_TOO_LARGE, 400, "VALIDATION_ERROR", False),
+    (FUNCTION_ERROR, 500, "INTERNAL_ERROR", True),
+    (FUNCTION_TIMEOUT, 504, "EXECUTION_TIMEOUT", True),
+])
+def test_lambda_refusing_the_invoke_answers_its_code_and_charges_nothing(
+        stack: Stack, fault: str, status: int, code: str, retryable: bool) -> None:
+    before = stack.written()
+    key = "lambda-" + uuid.uuid4().hex
+    stack.lambdas.fault = fault
+    refused = stack.call(LOOP, key)
+    assert_refused(refused, status, code, retryable)
+    assert stack.lambdas.invoked == 1
+    if code == "VALIDATION_ERROR":
+        assert refused[1]["error"]["details"][0]["path"] == "input"
+        assert "6 MB" in refused[1]["error"]["details"][0]["issue"]
+    stack.lambdas.fault = None
+    assert_recovers(stack, key, before)
+
+
+def test_an_input_over_lambdas_payload_limit_is_refused_by_it_and_named(stack: Stack) -> None:
+    """Not injected: an inline input whose invoke payload passes 6 MB (escaped non-ASCII text
+    grows sixfold) is refused by the service itself."""
+    big = {"skillKey": "agent.loop_detect",
+           "input": {"events": [{"action": "\u00e9" * 1000}] * 1100}}
+    refused = stack.call(big)
+    assert_refused(refused, 400, "VALIDATION_ERROR", False)
+    assert stack.lambdas.invoked == 1  # the router took it (2.2 MB), Lambda did not (6.6 MB)
+    assert refused[1]["error"]["details"][0]["path"] == "input"
+    assert "\u00e9" not in json.dumps(refused[1], ensure_ascii=False)
+    assert stack.used() == (0, 0)
+
+
+# A skill that crashes or runs past its budget: as deployed (its Lambda) and locally (a thread).
+@pytest.mark.parametrize("where", ["lambda", "in-process"])
+def test_a_skill_crash_is_a_free_500_and_the_next_call_succeeds(stack: Stack,
+                                                                where: str) -> None:
+    if where == "in-process":
+        stack.execute.invoker = InProcessInvoker(workers=2)
+    before = stack.written()
+    key = "crash-" + uuid.uuid4().hex
+    assert_refused(stack.call({"skillKey": CRASH.key, "input": {}}, key), 500,
+                   "INTERNAL_ERROR", True)
+    assert_recovers(stack, key.replace("crash", "after"), before)
+
+
+@pytest.mark.parametrize("where", ["lambda", "in-process"])
+def test_a_skill_past_its_budget_is_a_free_504_and_its_key_is_free(stack: Stack,
+                                                                   where: str) -> None:
+    if where == "in-process":
+        stack.execute.invoker = InProcessInvoker(workers=2)
+        late = {"skillKey": SLEEP.key, "input": {"ms": 600}}  # its budget: 300 ms
+    else:
+        stack.lambdas.fault = FUNCTION_TIMEOUT
+        late = LOOP
+    before = stack.written()
+    key = "late-" + uuid.uuid4().hex
+    assert_refused(stack.call(late, key), 504, "EXECUTION_TIMEOUT", True)
+    stack.lambdas.fault = None
+    assert stack.written() == before
+    status, body, _ = stack.call(LOOP, key.replace("late", "next"))
+    assert status == 200, body
+    assert stack.used() == (1, 1)
