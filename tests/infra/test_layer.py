@@ -236,6 +236,8 @@ def test_every_function_answers_its_event_from_the_build_output(invoked, templat
     page = answers.pop("DashboardFunction")  # the site's files are in the function's folder
     assert page["statusCode"] == 200 and page["headers"]["Content-Encoding"] == "gzip", page
     assert answers.pop("RunsFunction")["statusCode"] == 200
+    contract = answers.pop("ContractFunction")  # the committed document, read at cold start
+    assert contract["statusCode"] == 200 and json.loads(contract["body"])["openapi"], contract
     playbook = answers.pop("PlaybooksFunction")
     assert playbook["statusCode"] == 200 and json.loads(playbook["body"])["name"]
     ingested = answers.pop("TelemetryIngestFunction")
@@ -283,6 +285,7 @@ NEEDS: dict[str, set[str]] = {
     "SettingsFunction": set(),
     "PlaybooksFunction": set(),
     "DashboardFunction": set(),
+    "ContractFunction": set(),
     "UsageFunction": set(),
 }
 

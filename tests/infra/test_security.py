@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SECURITY = ROOT / "docs" / "security.md"
 MANAGED_PREFIX = "arn:aws:iam::aws:policy/"
 # The dashboard's static files, served without a key (docs/security.md): no tenant data.
-PUBLIC = {("get", "/"), ("get", "/ui/{proxy+}")}
+PUBLIC = {("get", "/"), ("get", "/ui/{proxy+}"), ("get", "/openapi.json")}
 API_ARN = "arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${__ApiId__}/"
 
 

@@ -26,7 +26,8 @@ BIN = Path(sys.executable).parent
 # Every other AWS::Serverless::Function must be a skill in the catalog.
 PLATFORM_FUNCTIONS: frozenset[str] = frozenset({"AuthorizerFunction", "ExecuteFunction",
                                                "PlaybooksFunction", "SettingsFunction",
-                                               "DashboardFunction", "UsageFunction",
+                                               "DashboardFunction", "ContractFunction",
+                                               "UsageFunction",
                                                "RunsFunction", "TelemetryIngestFunction",
                                                "TelemetryOtlpFunction",
                                                "TelemetrySweeperFunction",

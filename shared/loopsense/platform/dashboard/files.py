@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from loopsense.errors import LoopsenseError
+from loopsense.platform.http.contract import Contract
 from loopsense.platform.http.request import error_response, request_from_event
 
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -38,6 +39,12 @@ class Asset:
     body: bytes
     gzipped: bytes
     etag: str
+
+CONTRACTS: dict[str, Contract] = {
+    "GET /": Contract("the dashboard's page", ("ROUTE_NOT_FOUND",), media="text/html"),
+    "GET /ui/{proxy+}": Contract("one of the dashboard's files", ("ROUTE_NOT_FOUND",),
+                                 media="application/octet-stream"),
+}
 
 
 def load_site(root: Path) -> dict[str, Asset]:

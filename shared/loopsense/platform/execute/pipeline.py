@@ -33,6 +33,7 @@ from loopsense.platform.access.plans import resolve_plan
 from loopsense.platform.access.retry import until_settled
 from loopsense.platform.execute.invoke import Invoker
 from loopsense.platform.http.answer import Route, respond
+from loopsense.platform.http.contract import GATE_ERRORS, Contract
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.http.request import MAX_BODY_BYTES, Request, json_body, json_response
 from loopsense.store.accounts import Accounts
@@ -124,4 +125,13 @@ def _skill_error(error: dict[str, Any]) -> LoopsenseError:
 
 ROUTES: dict[str, Route] = {
     "POST /v1/execute": lambda execute, who, request: execute.route(who, request),
+}
+
+# The skills' own codes are the catalog's (loopsense_local.openapi adds them per skill).
+CONTRACTS: dict[str, Contract] = {
+    "POST /v1/execute": Contract(
+        "run one skill on its input", (
+            "VALIDATION_ERROR", "SKILL_NOT_FOUND", *GATE_ERRORS, "IDEMPOTENCY_KEY_REUSED",
+            "IDEMPOTENCY_IN_PROGRESS", "EXECUTION_TIMEOUT"),
+        body_schema="ExecuteRequest", idempotent=True),
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from loopsense.platform.http.answer import Route, dispatch
+from loopsense.platform.http.contract import Contract
 from loopsense.platform.http.request import Request
 from loopsense.playbooks import playbook
 
@@ -22,6 +23,11 @@ def _read(request: Request) -> dict[str, Any]:
 
 
 ROUTES: dict[str, Route] = {"GET /v1/playbooks/{name}": lambda _, who, request: _read(request)}
+
+CONTRACTS: dict[str, Contract] = {
+    "GET /v1/playbooks/{name}": Contract("one playbook (the name a finding gives)",
+                                         ("PLAYBOOK_NOT_FOUND",)),
+}
 
 
 def handle(event: dict[str, Any]) -> dict[str, Any]:

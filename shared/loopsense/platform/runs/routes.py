@@ -10,10 +10,11 @@ from typing import Any
 
 from loopsense.platform.access.idempotency import KEY_HEADER, check_key
 from loopsense.platform.http.answer import Route, dispatch
+from loopsense.platform.http.contract import GATE_ERRORS, Contract
 from loopsense.platform.http.request import Request, json_body
 from loopsense.platform.runs.monitor import MAX_BODY, MAX_STEPS_BODY, Runs
-from loopsense.platform.runs.recover import Recover
-from loopsense.platform.runs.views import RunViews
+from loopsense.platform.runs.recover import DEFAULT_PAGE, MAX_PAGE, Recover
+from loopsense.platform.runs.views import DEFAULT_LIMIT, MAX_LIMIT, RunViews
 
 RUN = "/v1/runs/{runId}"
 
@@ -74,6 +75,59 @@ ROUTES: dict[str, Route] = {
                       *_keyed(request)),
     f"POST {RUN}/context": lambda runs, who, request: Recover(runs).context(
         who, _run(request), _body(request)),
+}
+
+
+_M, _R = "loopsense.platform.runs.monitor", "loopsense.platform.runs.recover"
+# Every runs route: the gate (agent.run_monitor's grant and plan, the rate), a runId to check.
+_RUN = ("VALIDATION_ERROR", *GATE_ERRORS)
+_WRITE = (*_RUN, "RUN_WRITE_CONFLICT")
+_PAGE = (("limit", f"at most this many (1..{MAX_PAGE}, default {DEFAULT_PAGE})"),
+         ("after", "the `next` cursor of the previous page"))
+CONTRACTS: dict[str, Contract] = {
+    "GET /v1/runs": Contract("the tenant's live runs, newest first", _RUN, query=(
+        ("limit", f"at most this many runs (1..{MAX_LIMIT}, default {DEFAULT_LIMIT})"),
+        ("cursor", "the `next` cursor of the previous page"))),
+    f"GET {RUN}": Contract("one run: its agents, their signals and timelines",
+                           (*_RUN, "RUN_NOT_FOUND")),
+    f"POST {RUN}/steps": Contract(
+        "steps of one agent (one step, or {steps: [...]}) -> the run's signal",
+        (*_WRITE, "RUN_BATCH_INVALID", "IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_IN_PROGRESS"),
+        body=(f"{_M}:StepBatch", "loopsense.skills.run_monitor:Step"), idempotent=True),
+    f"POST {RUN}/agents": Contract("register an agent (its role, its objective)", _WRITE,
+                                   body=(f"{_M}:Registration",)),
+    f"GET {RUN}/signal": Contract("an agent's current signal", (*_RUN, "RUN_AGENT_NOT_FOUND"),
+                                  query=(("agentId", "the agent (default: the only one)"),)),
+    f"POST {RUN}/reset": Contract("reset an agent's (or every agent's) monitor state",
+                                  (*_WRITE, "RUN_AGENT_NOT_FOUND"), body=(f"{_M}:ResetBody",)),
+    f"PUT {RUN}/config": Contract("the run's monitor config (thresholds, tools, rules)", _WRITE,
+                                  body_schema="RunConfig"),
+    f"PUT {RUN}/memory/{{key}}": Contract("set one working-memory entry (any JSON value)",
+                                          (*_WRITE, "RUN_MEMORY_FULL"), body_schema="Any"),
+    f"GET {RUN}/memory/{{key}}": Contract("one working-memory entry",
+                                          (*_RUN, "RUN_MEMORY_NOT_FOUND")),
+    f"DELETE {RUN}/memory/{{key}}": Contract("delete one working-memory entry",
+                                             (*_WRITE, "RUN_MEMORY_NOT_FOUND")),
+    f"GET {RUN}/memory": Contract("the run's working memory, a page at a time", _RUN,
+                                  query=_PAGE),
+    f"POST {RUN}/lessons": Contract("add a lesson or a fact", _WRITE,
+                                    body=(f"{_R}:LessonBody",)),
+    f"GET {RUN}/lessons": Contract("the run's lessons, a page at a time", _RUN, query=_PAGE),
+    f"GET {RUN}/events": Contract("the run's events (breaks, restores), a page at a time", _RUN,
+                                  query=_PAGE),
+    f"POST {RUN}/circuit-break": Contract(
+        "snapshot and clear working memory, reset the monitor",
+        (*_WRITE, "RUN_AGENT_NOT_FOUND", "IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_IN_PROGRESS"),
+        body=(f"{_R}:BreakBody",), idempotent=True),
+    f"GET {RUN}/snapshots/{{snapshotId}}": Contract(
+        "one snapshot of working memory, a page at a time", (*_RUN, "RUN_SNAPSHOT_NOT_FOUND"),
+        query=_PAGE),
+    f"POST {RUN}/snapshots/{{snapshotId}}/restore": Contract(
+        "restore working memory from a snapshot",
+        (*_WRITE, "RUN_SNAPSHOT_NOT_FOUND", "IDEMPOTENCY_KEY_REUSED",
+         "IDEMPOTENCY_IN_PROGRESS"), body_schema="Empty", idempotent=True),
+    f"POST {RUN}/context": Contract("a briefing of the run within a token budget", _RUN,
+                                    body=(f"{_R}:ContextBody",)),
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from loopsense.platform.http.answer import Route, dispatch
+from loopsense.platform.http.contract import SETTINGS_ERRORS, Contract
 from loopsense.platform.http.request import SETTINGS_BODY_BYTES, Request, json_body
 from loopsense.platform.settings.service import TenantSettings
 from loopsense.skills.thresholds import THRESHOLDS
@@ -34,6 +35,17 @@ ROUTES: dict[str, Route] = {
     f"GET {TIME_BUDGET_PATH}": lambda service, who, _: service.time_budget(who.tenant_id),
     f"PUT {TIME_BUDGET_PATH}": lambda service, who, request: service.set_time_budget(
         who.changing_settings().tenant_id, _body(request)),
+}
+
+CONTRACTS: dict[str, Contract] = {
+    f"GET {THRESHOLDS_PATH}": Contract("the tenant's detector thresholds, applied and stored"),
+    f"PUT {THRESHOLDS_PATH}": Contract("set thresholds (null: back to the default)",
+                                       (*SETTINGS_ERRORS, "TIME_BUDGET_ABOVE_PLAN_CAP"),
+                                       body_schema="ThresholdsPatch"),
+    f"GET {TIME_BUDGET_PATH}": Contract("the tenant's time budget and its plan's cap"),
+    f"PUT {TIME_BUDGET_PATH}": Contract("set the time budget",
+                                        (*SETTINGS_ERRORS, "TIME_BUDGET_ABOVE_PLAN_CAP"),
+                                        body_schema="TimeBudgetPatch"),
 }
 
 

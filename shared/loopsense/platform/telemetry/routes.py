@@ -13,6 +13,7 @@ from typing import Any
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.http.answer import Route, dispatch
 from loopsense.platform.http.auth import Identity
+from loopsense.platform.http.contract import SETTINGS_ERRORS, Contract
 from loopsense.platform.http.request import SETTINGS_BODY_BYTES, Request, json_body
 
 # A batch of 500 events of ~2 KB each; the stored (compressed) batch has its own limit.
@@ -65,6 +66,41 @@ GROUPS: dict[str, Route] = {
     "PUT /v1/telemetry-settings": lambda service, who, request:
         service.set_retention(who.changing_settings().tenant_id,
                               _body(request, SETTINGS_BODY_BYTES)),
+}
+
+
+_I = "loopsense.platform.telemetry.ingest"
+_INGEST_ERRORS = ("VALIDATION_ERROR", "EXECUTION_EVENTS_INVALID", "EXECUTION_ENDED")
+CONTRACTS: dict[str, Contract] = {
+    "POST /v1/executions/{executionId}/events": Contract(
+        "a batch of an execution's events -> the failure classes it fired",
+        (*_INGEST_ERRORS, "EXECUTION_EVENT_LIMIT_EXCEEDED", "EXECUTION_BATCH_OUT_OF_ORDER",
+         "IDEMPOTENCY_KEY_REUSED"), body=(f"{_I}:Batch",), idempotent=True),
+    "POST /v1/executions/{executionId}/end": Contract(
+        "end an execution -> the failure classes it fired",
+        (*_INGEST_ERRORS, "EXECUTION_NOT_FOUND"), body=(f"{_I}:EndBody",)),
+    "GET /v1/failure-groups": Contract("the tenant's failure groups, a page at a time",
+                                       ("VALIDATION_ERROR",), query=(
+        ("limit", "at most this many groups (1..100, default 50)"),
+        ("class", "only this failure class"), ("severity", "only this severity"),
+        ("cursor", "the `next` cursor of the previous page"))),
+    "GET /v1/failure-groups/{signature}": Contract(
+        "one failure group: its executions, days and playbook",
+        ("VALIDATION_ERROR", "FAILURE_GROUP_NOT_FOUND")),
+    "GET /v1/severity-routing": Contract("the severity of each failure class"),
+    "PUT /v1/severity-routing": Contract("set the severity of failure classes",
+                                         SETTINGS_ERRORS, body_schema="SeverityRouting"),
+    "GET /v1/telemetry-settings": Contract("how long telemetry and failure groups are kept"),
+    "PUT /v1/telemetry-settings": Contract("set how long telemetry and failure groups are kept",
+                                           SETTINGS_ERRORS, body_schema="TelemetrySettings"),
+    "POST /v1/traces": Contract("an OTLP/HTTP trace export (protobuf or JSON)",
+                                ("EXECUTION_EVENTS_INVALID", "EXECUTION_ENDED"),
+                                body_schema="Otlp",
+                                media="application/x-protobuf"),
+    "POST /v1/logs": Contract("an OTLP/HTTP log export (protobuf or JSON)",
+                              ("EXECUTION_EVENTS_INVALID", "EXECUTION_ENDED"),
+                              body_schema="Otlp",
+                              media="application/x-protobuf"),
 }
 
 

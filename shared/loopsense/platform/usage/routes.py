@@ -6,10 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from loopsense.platform.http.answer import Route, dispatch
+from loopsense.platform.http.contract import Contract
 from loopsense.platform.usage.service import Usage
 
 ROUTES: dict[str, Route] = {
     "GET /v1/usage": lambda service, who, request: service.summary(who),
+}
+
+CONTRACTS: dict[str, Contract] = {
+    "GET /v1/usage": Contract("credits this period and charged calls of the last 30 days"),
 }
 
 

@@ -1,0 +1,325 @@
+"""The API's OpenAPI 3.1 document, generated from the code: template.yaml's HTTP API routes (the
+ones the local gateway serves too), each feature's CONTRACTS (platform/http/contract.py), the
+pydantic models the routes validate with, and the catalog (skills, their codes and thresholds,
+plans). Written by `scripts/openapi` to loopsense/platform/contract/openapi.json, which the stack
+and `loopsense serve` answer at GET /openapi.json; tests/unit/test_openapi.py fails when the
+committed file differs from what this builds.
+
+Local tooling only: it imports every feature (which no Lambda does) and reads template.yaml.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from loopsense.errors import ERRORS
+from loopsense.platform.http.contract import AUTHORIZED_ERRORS, Contract
+from loopsense_local.gateway import template_routes
+from loopsense_local.tables import load_template
+
+# Every feature module that declares CONTRACTS beside its ROUTES.
+FEATURES = (
+    "loopsense.platform.execute.pipeline",
+    "loopsense.platform.runs.routes",
+    "loopsense.platform.telemetry.routes",
+    "loopsense.platform.settings.routes",
+    "loopsense.platform.usage.routes",
+    "loopsense.platform.playbooks.routes",
+    "loopsense.platform.dashboard.files",
+    "loopsense.platform.contract.routes",
+)
+REF = "#/components/schemas/{model}"
+# Any route may answer it locally: `loopsense serve` at its concurrency limit.
+EVERY_ROUTE_ERRORS = ("INTERNAL_ERROR", "SERVER_BUSY")
+HEADERS: dict[str, Any] = {
+    "X-Request-Id": {"description": "this request's id (also `requestId` in an error)",
+                     "schema": {"type": "string"}},
+    "Retry-After": {"description": "seconds to wait before retrying (retryable errors)",
+                    "schema": {"type": "integer", "minimum": 0}},
+}
+
+
+def contracts() -> dict[str, Contract]:
+    found: dict[str, Contract] = {}
+    for name in FEATURES:
+        found.update(importlib.import_module(name).CONTRACTS)
+    return found
+
+
+def _model(ref: str) -> Any:
+    module, name = ref.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _skill_models() -> list[tuple[Any, str, Any | None]]:
+    """(skill, its input model, its output model or None): `<Name>Input`, `<Name>Output` of the
+    skill's module (docs/adding-a-skill.md)."""
+    from loopsense.platform.access.catalog import SKILLS
+
+    out = []
+    for skill in SKILLS:
+        module = importlib.import_module(skill.module)
+        out.append((skill, getattr(module, f"{_camel(skill.name)}Input"),
+                    getattr(module, f"{_camel(skill.name)}Output", None)))
+    return out
+
+
+def _threshold_schema(threshold: Any) -> dict[str, Any]:
+    kind = {bool: "boolean", int: "integer", float: "number"}[threshold.kind]
+    schema: dict[str, Any] = {"type": kind, "default": threshold.default}
+    if kind != "boolean":
+        schema.update(minimum=threshold.low, maximum=threshold.high)
+    return schema
+
+
+def _catalog_schemas(skills: list[tuple[Any, str, Any]]) -> dict[str, Any]:
+    """The bodies whose rules live in the catalog and the features' constants, not a model."""
+    from loopsense.core.monitor.config import THRESHOLD_SPECS
+    from loopsense.platform.access.catalog import CATALOG
+    from loopsense.platform.telemetry.failure_groups import CLASSES, RETENTION, SEVERITIES
+    from loopsense.skills.run_monitor import Settings
+    from loopsense.skills.thresholds import THRESHOLDS
+
+    monitor = CATALOG["agent.run_monitor"].thresholds
+    settings = TypeAdapter(Settings).json_schema(ref_template=REF)
+    settings["properties"].pop("objective_embedding")  # set per agent here
+    nullable = {name: {"anyOf": [_threshold_schema(t), {"type": "null"}],
+                       "description": f"used by {_used_by(name)}"}
+                for name, t in sorted(THRESHOLDS.items())}
+    return {
+        "ExecuteRequest": {"oneOf": [{
+            "type": "object", "additionalProperties": False, "required": ["skillKey", "input"],
+            "properties": {"skillKey": {"const": skill.key},
+                           "version": {"const": skill.version},
+                           "input": {"$ref": REF.format(model=model.__name__)}},
+            "title": f"Execute {skill.key}"} for skill, model, _ in skills]},
+        "ExecuteAnswer": {"oneOf": [{
+            "type": "object", "additionalProperties": False,
+            "required": ["executionId", "skillKey", "skillVersion", "output", "billing"],
+            "properties": {
+                "executionId": {"type": "string", "format": "uuid"},
+                "skillKey": {"const": skill.key}, "skillVersion": {"const": skill.version},
+                "output": ({"$ref": REF.format(model=output.__name__)} if output
+                           else {"type": "object"}),
+                "billing": {"$ref": REF.format(model="Billing")}},
+            "title": f"Answer of {skill.key}"} for skill, _, output in skills]},
+        "Billing": {"type": "object", "additionalProperties": False, "required": ["credits"],
+                    "properties": {"credits": {"type": "integer", "minimum": 0}}},
+        "ThresholdsPatch": {"type": "object", "additionalProperties": False,
+                            "properties": nullable},
+        "TimeBudgetPatch": {"type": "object", "additionalProperties": False,
+                            "required": ["time_budget_ms"],
+                            "properties": {"time_budget_ms": nullable["time_budget_ms"]}},
+        "RunConfig": {**settings, "title": "RunConfig", "properties": {
+            **settings["properties"],
+            **{spec[0]: _threshold_schema(monitor[spec[0]]) for spec in THRESHOLD_SPECS}}},
+        "SeverityRouting": {"type": "object", "additionalProperties": False, "properties": {
+            cls: {"enum": list(SEVERITIES)} for cls in CLASSES}},
+        "TelemetrySettings": {"type": "object", "additionalProperties": False, "properties": {
+            name: {"type": "integer", "minimum": low, "maximum": high, "default": default}
+            for name, (_, low, high, default) in RETENTION.items()}},
+        "Empty": {"type": "object", "additionalProperties": False, "maxProperties": 0},
+        "Any": {"description": "any JSON value"},
+        "ErrorEnvelope": {
+            "type": "object", "additionalProperties": False, "required": ["error", "requestId"],
+            "properties": {"requestId": {"type": "string"}, "error": {
+                "type": "object", "additionalProperties": False,
+                "required": ["code", "message", "retryable", "next", "details"],
+                "properties": {
+                    "code": {"enum": sorted(ERRORS)},
+                    "message": {"type": "string"}, "retryable": {"type": "boolean"},
+                    "next": {"type": "string"},
+                    "details": {"type": "array", "items": {
+                        "type": "object", "additionalProperties": False,
+                        "required": ["path", "issue"],
+                        "properties": {"path": {"type": "string"},
+                                       "issue": {"type": "string"}}}}}}},
+            "description": "every refusal, of every route: messages and details name fields "
+                           "and limits, never the caller's values"},
+    }
+
+
+def _used_by(name: str) -> str:
+    from loopsense.platform.access.catalog import used_by
+
+    return used_by(name)
+
+
+def _errors(route: str, contract: Contract, authorized: bool) -> list[str]:
+    codes = set(contract.errors) | set(EVERY_ROUTE_ERRORS)
+    if authorized:
+        codes |= set(AUTHORIZED_ERRORS)
+    if route == "POST /v1/execute":
+        from loopsense.platform.access.catalog import SKILLS
+
+        codes |= {code for skill in SKILLS for code in skill.errors}
+    unknown = codes - set(ERRORS)
+    if unknown:
+        raise ValueError(f"{route} declares unknown codes {sorted(unknown)}")
+    return sorted(codes)
+
+
+def _error_responses(codes: list[str]) -> dict[str, Any]:
+    by_status: dict[int, list[str]] = {}
+    for code in codes:
+        by_status.setdefault(ERRORS[code].status, []).append(code)
+    out: dict[str, Any] = {}
+    for status, found in sorted(by_status.items()):
+        retryable = [code for code in found if ERRORS[code].retryable]
+        lines = [f"- `{code}`{' (retryable)' if ERRORS[code].retryable else ''}: "
+                 f"{ERRORS[code].next}" for code in found]
+        headers = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+        if retryable:
+            headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
+        out[str(status)] = {
+            "description": "\n".join(lines),
+            "headers": headers,
+            "content": {"application/json": {"schema": {"allOf": [
+                {"$ref": REF.format(model="ErrorEnvelope")},
+                {"properties": {"error": {"properties": {"code": {"enum": found}}}}}]}}}}
+    return out
+
+
+def _body_schema(contract: Contract, schemas: dict[str, Any]) -> dict[str, Any] | None:
+    if contract.body:
+        refs = [schemas[ref] for ref in contract.body]
+        return refs[0] if len(refs) == 1 else {"anyOf": refs}
+    if contract.body_schema == "Otlp":
+        return {"type": "string", "contentMediaType": "application/x-protobuf"}
+    return {"$ref": REF.format(model=contract.body_schema)} if contract.body_schema else None
+
+
+def _operation(route: Any, contract: Contract, schemas: dict[str, Any]) -> dict[str, Any]:
+    method, path = route.route_key.split(" ", 1)
+    params: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True,
+         "schema": {"type": "string", "minLength": 1}}
+        for name in re.findall(r"\{(\w+)\+?\}", path)]
+    params += [{"name": name, "in": "query", "required": False, "description": what,
+                "schema": {"type": "string"}} for name, what in contract.query]
+    if contract.idempotent:
+        params.append({"$ref": "#/components/parameters/Idempotency-Key"})
+    operation: dict[str, Any] = {
+        "operationId": _operation_id(route.route_key), "summary": contract.summary,
+        "tags": [path.split("/")[2] if path.startswith("/v1/") else "public"],
+    }
+    if params:
+        operation["parameters"] = params
+    if not route.authorized:
+        operation["security"] = []
+    body = _body_schema(contract, schemas)
+    if body is not None:
+        media = "application/json" if contract.body_schema != "Otlp" else contract.media
+        content = {media: {"schema": body}}
+        if contract.body_schema == "Otlp":
+            content["application/json"] = {"schema": {"type": "object"}}
+        operation["requestBody"] = {"required": contract.body_schema not in ("Empty",) and
+                                    route.route_key.split(" ")[0] != "DELETE", "content": content}
+    answer: dict[str, Any]
+    if contract.body_schema == "Otlp":
+        answer = {"application/x-protobuf": {"schema": {"type": "string"}},
+                  "application/json": {"schema": {"type": "object"}}}
+    elif contract.media == "application/json":
+        schema = ({"$ref": REF.format(model="ExecuteAnswer")}
+                  if route.route_key == "POST /v1/execute"
+                  else schemas[contract.answer] if contract.answer else {"type": "object"})
+        answer = {"application/json": {"schema": schema}}
+    else:
+        answer = {contract.media: {"schema": {"type": "string"}}}
+    operation["responses"] = {
+        str(contract.status): {"description": "OK", "content": answer, "headers": {
+            "X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+            if contract.media == "application/json" else {}},
+        **_error_responses(_errors(route.route_key, contract, route.authorized)),
+    }
+    return operation
+
+
+def _operation_id(route_key: str) -> str:
+    method, path = route_key.split(" ", 1)
+    words = [w for w in re.split(r"[/{}+\-.]", path) if w and w != "v1"]
+    return method.lower() + "".join(w[0].upper() + w[1:] for w in words) or method.lower()
+
+
+def document() -> dict[str, Any]:
+    """The whole document: deterministic (sorted keys when written), no clock, no paths."""
+    from loopsense.platform.access.catalog import SKILLS
+
+    routes = template_routes(load_template())
+    declared = contracts()
+    keys = {route.route_key for route in routes}
+    if keys != set(declared):
+        raise ValueError(f"routes without a contract: {sorted(keys - set(declared))}; "
+                         f"contracts of no route: {sorted(set(declared) - keys)}")
+    skills = _skill_models()
+    refs = sorted({ref for c in declared.values() for ref in (*(c.body or ()), c.answer) if ref})
+    adapters = [(ref, "validation", TypeAdapter(_model(ref))) for ref in refs]
+    adapters += [(model.__name__, "validation", TypeAdapter(model))
+                 for _, model, _ in skills]
+    adapters += [(output.__name__, "serialization", TypeAdapter(output))
+                 for _, _, output in skills if output is not None]
+    top, defs = TypeAdapter.json_schemas(adapters, ref_template=REF)
+    schemas = {ref: top[(ref, "validation")] for ref in refs}
+    components = {**defs.get("$defs", {}), **_catalog_schemas(skills)}
+    paths: dict[str, dict[str, Any]] = {}
+    for route in routes:
+        method, path = route.route_key.split(" ", 1)
+        # OpenAPI has no greedy {name+}: API Gateway's rest-of-the-path is one parameter here.
+        paths.setdefault(path.replace("+}", "}"), {})[method.lower()] = _operation(
+            route, declared[route.route_key], schemas)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "loopsense",
+            "version": "1",
+            "description": (
+                "Detects stuck AI agents. Every answer is JSON; every refusal is the one error "
+                "envelope (components.schemas.ErrorEnvelope) with the codes each route lists. "
+                "Skills: " + ", ".join(f"{s.key} {s.version}" for s in SKILLS) + "."),
+        },
+        "servers": [{"url": "http://127.0.0.1:3000", "description": "loopsense serve"}],
+        "security": [{"apiKey": []}],
+        "paths": dict(sorted(paths.items())),
+        "components": {
+            "securitySchemes": {"apiKey": {
+                "type": "http", "scheme": "bearer", "bearerFormat": "ls_...",
+                "description": "an API key: 'Authorization: Bearer ls_...'"}},
+            "headers": HEADERS,
+            "parameters": {"Idempotency-Key": {
+                "name": "Idempotency-Key", "in": "header", "required": False,
+                "description": "a repeat within 24 hours with the same body answers the first "
+                               "answer, charged once",
+                "schema": {"type": "string", "pattern": r"^[\x21-\x7e]{1,128}$"}}},
+            "schemas": dict(sorted(components.items())),
+        },
+    }
+
+
+def render() -> str:
+    """The document as committed: sorted keys, two-space indents, a final newline."""
+    return json.dumps(document(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write(path: Path | None = None) -> Path:
+    from loopsense.platform.contract.routes import DOCUMENT
+
+    target = path or DOCUMENT
+    target.write_text(render(), encoding="utf-8")
+    return target
+
+
+__all__ = ["contracts", "document", "render", "write"]
+
+
+if __name__ == "__main__":
+    print(f"wrote {write().name}")

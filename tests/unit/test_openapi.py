@@ -1,0 +1,95 @@
+"""The OpenAPI document (loopsense_local.openapi) against the code it is generated from: the
+committed file is what the code builds now, it is valid OpenAPI 3.1, every route of template.yaml
+has a contract beside its ROUTES, every code a feature raises is declared by one of its routes,
+and the stack's function answers the committed bytes."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+from openapi_spec_validator import validate
+
+from loopsense.errors import ERRORS
+from loopsense.platform.contract.routes import DOCUMENT
+from loopsense_local import openapi
+
+REPO = Path(__file__).resolve().parents[2]
+FEATURE_DIRS = {"loopsense.platform.execute.pipeline": "execute",
+                "loopsense.platform.runs.routes": "runs",
+                "loopsense.platform.telemetry.routes": "telemetry",
+                "loopsense.platform.settings.routes": "settings",
+                "loopsense.platform.usage.routes": "usage",
+                "loopsense.platform.playbooks.routes": "playbooks",
+                "loopsense.platform.dashboard.files": "dashboard",
+                "loopsense.platform.contract.routes": "contract"}
+
+
+@pytest.fixture(scope="module")
+def built() -> str:
+    return openapi.render()
+
+
+def test_the_committed_document_is_what_the_code_builds(built):
+    committed = DOCUMENT.read_text(encoding="utf-8")
+    assert committed == built, (
+        "shared/loopsense/platform/contract/openapi.json is stale: run scripts/openapi")
+
+
+def test_it_is_valid_openapi_3_1(built):
+    document = json.loads(built)
+    assert document["openapi"].startswith("3.1")
+    validate(document)
+
+
+def test_every_feature_declares_a_contract_for_each_of_its_routes():
+    assert set(FEATURE_DIRS) == set(openapi.FEATURES)
+    for name in openapi.FEATURES:
+        module = importlib.import_module(name)
+        tables = [value for attr, value in vars(module).items()
+                  if attr in ("ROUTES", "INGEST", "GROUPS", "OTLP")]
+        routes = {key for table in tables for key in table}
+        if routes:
+            assert routes == set(module.CONTRACTS), name
+
+
+def test_every_code_a_feature_raises_is_declared_by_one_of_its_routes():
+    """A new refusal in a feature's code must be named in its CONTRACTS (or be one every route
+    may answer), or the document would not list it."""
+    common = {*openapi.EVERY_ROUTE_ERRORS, "ROUTE_NOT_FOUND"}
+    for name, folder in FEATURE_DIRS.items():
+        declared = {code for c in importlib.import_module(name).CONTRACTS.values()
+                    for code in c.errors}
+        source = " ".join(p.read_text() for p in
+                          (REPO / "shared/loopsense/platform" / folder).glob("*.py"))
+        raised = {code for code in re.findall(r'"([A-Z][A-Z_]+)"', source) if code in ERRORS}
+        assert raised - declared - common == set(), folder
+
+
+def test_each_route_lists_its_codes_under_their_status_with_retry_after_where_retryable(built):
+    paths = json.loads(built)["paths"]
+    steps = paths["/v1/runs/{runId}/steps"]["post"]["responses"]
+    assert "RUN_WRITE_CONFLICT" in steps["409"]["description"]
+    assert "Retry-After" in steps["409"]["headers"] and "Retry-After" in steps["429"]["headers"]
+    assert "Retry-After" not in steps["400"]["headers"]
+    execute = paths["/v1/execute"]["post"]
+    for code in ("LOOP_EVENTS_INVALID", "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED", "QUOTA_EXCEEDED"):
+        status = str(ERRORS[code].status)
+        enum = execute["responses"][status]["content"]["application/json"]["schema"][
+            "allOf"][1]["properties"]["error"]["properties"]["code"]["enum"]
+        assert code in enum
+    assert {"$ref": "#/components/parameters/Idempotency-Key"} in execute["parameters"]
+    assert paths["/openapi.json"]["get"]["security"] == []
+
+
+def test_the_function_answers_the_committed_document_read_at_cold_start(
+        lambda_module, event_file, lambda_context):
+    app = lambda_module("contract")
+    answer = app.lambda_handler(event_file("contract"), lambda_context)
+    assert answer["statusCode"] == 200 and answer["body"] == DOCUMENT.read_text(encoding="utf-8")
+    again = event_file("contract")
+    again["headers"] = {"if-none-match": answer["headers"]["ETag"]}
+    assert app.lambda_handler(again, lambda_context)["statusCode"] == 304
