@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
+from pydantic.json_schema import JsonSchemaMode
 
 from loopsense.errors import ERRORS
 from loopsense.platform.http.contract import AUTHORIZED_ERRORS, Contract
@@ -61,7 +62,7 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def _skill_models() -> list[tuple[Any, str, Any | None]]:
+def _skill_models() -> list[tuple[Any, Any, Any | None]]:
     """(skill, its input model, its output model or None): `<Name>Input`, `<Name>Output` of the
     skill's module (docs/adding-a-skill.md)."""
     from loopsense.platform.access.catalog import SKILLS
@@ -82,7 +83,7 @@ def _threshold_schema(threshold: Any) -> dict[str, Any]:
     return schema
 
 
-def _catalog_schemas(skills: list[tuple[Any, str, Any]]) -> dict[str, Any]:
+def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
     """The bodies whose rules live in the catalog and the features' constants, not a model."""
     from loopsense.core.monitor.config import THRESHOLD_SPECS
     from loopsense.platform.access.catalog import CATALOG
@@ -263,7 +264,8 @@ def document() -> dict[str, Any]:
                          f"contracts of no route: {sorted(set(declared) - keys)}")
     skills = _skill_models()
     refs = sorted({ref for c in declared.values() for ref in (*(c.body or ()), c.answer) if ref})
-    adapters = [(ref, "validation", TypeAdapter(_model(ref))) for ref in refs]
+    adapters: list[tuple[str, JsonSchemaMode, TypeAdapter[Any]]] = [
+        (ref, "validation", TypeAdapter(_model(ref))) for ref in refs]
     adapters += [(model.__name__, "validation", TypeAdapter(model))
                  for _, model, _ in skills]
     adapters += [(output.__name__, "serialization", TypeAdapter(output))

@@ -33,8 +33,8 @@ from loopsense.platform.access.plans import resolve_plan
 from loopsense.platform.access.retry import until_settled
 from loopsense.platform.execute.invoke import Invoker
 from loopsense.platform.http.answer import Route, respond
-from loopsense.platform.http.contract import GATE_ERRORS, Contract
 from loopsense.platform.http.auth import Identity
+from loopsense.platform.http.contract import GATE_ERRORS, Contract
 from loopsense.platform.http.request import MAX_BODY_BYTES, Request, json_body, json_response
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import unavailable

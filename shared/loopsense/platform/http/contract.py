@@ -22,7 +22,7 @@ SETTINGS_ERRORS = ("VALIDATION_ERROR", "SKILL_NOT_ACCESSIBLE")
 class Contract:
     summary: str
     errors: tuple[str, ...] = ()
-    body: str | None = None  # "module:Model" the route validates its JSON body with
+    body: tuple[str, ...] = ()  # "module:Model"s the route validates its JSON body with (any of)
     body_schema: str | None = None  # or a named schema the document builds (from the catalog)
     answer: str | None = None  # "module:Model" of its 200 answer (None: a JSON object)
     query: tuple[tuple[str, str], ...] = ()  # (name, what it is)
