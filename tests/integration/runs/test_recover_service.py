@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -25,11 +25,9 @@ from loopsense.settings import Settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo, make_client, to_item
 from loopsense.store.metering import Metering
-from loopsense_local.embedded import EmbeddedDynamoDB
 from loopsense_local.tables import create_tables
 from tests.concurrency import all_at_once
 from tests.integration.runs.test_runs_service import (
-    CONFIG,
     Clock,
     Counting,
     call,
@@ -38,14 +36,6 @@ from tests.integration.runs.test_runs_service import (
     tenant,
     with_client,
 )
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    embedded = EmbeddedDynamoDB("127.0.0.1", 0)
-    in_process = embedded.client()
-    create_tables(in_process, CONFIG)
-    yield in_process
 
 
 def retried(send: Callable[[], Any]) -> Any:

@@ -17,7 +17,7 @@ import pytest
 
 from loopsense.platform.http.auth import Identity
 from loopsense.skills import run_monitor
-from tests.integration.runs.test_runs_service import client, service  # noqa: F401 - the fixture
+from tests.integration.runs.test_runs_service import service
 
 TRACES = 60
 ACTIONS = ("read_file", "export_status", "search")

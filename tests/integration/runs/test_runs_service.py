@@ -30,8 +30,8 @@ from loopsense.store.metering import Metering
 from loopsense_local.embedded import EmbeddedDynamoDB
 from loopsense_local.tables import create_tables
 from tests.concurrency import all_at_once
+from tests.integration.runs.conftest import CONFIG
 
-CONFIG = Settings(dynamodb_endpoint="http://embedded.invalid")
 START = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
@@ -59,14 +59,6 @@ class Counting:
             return method(**kwargs)
 
         return call
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    embedded = EmbeddedDynamoDB("127.0.0.1", 0)
-    in_process = embedded.client()
-    create_tables(in_process, CONFIG)
-    yield in_process
 
 
 @pytest.fixture(scope="module")
