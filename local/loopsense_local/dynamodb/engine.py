@@ -33,6 +33,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from loopsense_local.dynamodb.capacity import (
+    consumed,
+    item_size,
+    read_units,
+    write_units,
+)
 from loopsense_local.dynamodb.documents import Path, apply_update, check_overlaps, project
 from loopsense_local.dynamodb.errors import (
     DynamoDBError,
@@ -290,9 +296,11 @@ class Engine:
                           list(projection or ()))
         paths = _projected_paths(projection, context) if projection else None
         item = table.get(table.key(params["Key"]))
+        used = consumed(params, {table.name: read_units(item_size(item),
+                                                        bool(params.get("ConsistentRead")))})
         if item is None:
-            return {}
-        return {"Item": project(item, paths) if paths else item}
+            return used
+        return {"Item": project(item, paths) if paths else item, **used}
 
     def batch_get_item(self, params: Params) -> Params:
         """Up to 100 keys over any tables, all read at once (never any UnprocessedKeys)."""
@@ -300,13 +308,16 @@ class Engine:
         if not 1 <= sum(len(r["Keys"]) for r in requests.values()) <= MAX_BATCH_GET_KEYS:
             raise validation(f"RequestItems must name 1 to {MAX_BATCH_GET_KEYS} keys")
         responses: Params = {}
+        units: dict[str, float] = {}
         for name, request in requests.items():
             if "ProjectionExpression" in request or "AttributesToGet" in request:
                 raise validation("BatchGetItem: projections are not offered here")
             table = self._table({"TableName": name})
-            items = (table.get(table.key(key)) for key in request["Keys"])
+            items = [table.get(table.key(key)) for key in request["Keys"]]
             responses[name] = [item for item in items if item is not None]
-        return {"Responses": responses, "UnprocessedKeys": {}}
+            units[name] = sum(read_units(item_size(item), bool(request.get("ConsistentRead")))
+                              for item in items)
+        return {"Responses": responses, "UnprocessedKeys": {}, **consumed(params, units)}
 
     def batch_write_item(self, params: Params) -> Params:
         """Up to 25 puts and deletes over any tables, unconditional, no key twice: all
@@ -328,30 +339,33 @@ class Engine:
                     raise validation("Provided list of item keys contains duplicates")
                 changes.append(change)
         self._commit(changes)
-        return {"UnprocessedItems": {}}
+        return {"UnprocessedItems": {}, **consumed(params, _write_units(changes, False))}
 
     def put_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD"))
         change = self._plan("Put", params)
         self._commit([change])
-        return {"Attributes": change.old} if returns == "ALL_OLD" and change.old else {}
+        used = consumed(params, _write_units([change], False))
+        return {"Attributes": change.old, **used} if returns == "ALL_OLD" and change.old else used
 
     def delete_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD"))
         change = self._plan("Delete", params)
         self._commit([change])
-        return {"Attributes": change.old} if returns == "ALL_OLD" and change.old else {}
+        used = consumed(params, _write_units([change], False))
+        return {"Attributes": change.old, **used} if returns == "ALL_OLD" and change.old else used
 
     def update_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD", "ALL_NEW", "UPDATED_OLD", "UPDATED_NEW"))
         change = self._plan("Update", params)
         self._commit([change])
+        used = consumed(params, _write_units([change], False))
         if returns == "NONE":
-            return {}
+            return used
         source = change.old if returns.endswith("OLD") else change.new
         if returns.startswith("UPDATED"):
             source = project(source or {}, change.written or [])
-        return {"Attributes": source} if source else {}
+        return {"Attributes": source, **used} if source else used
 
     def _plan(self, kind: str, params: Params) -> _Change:
         """Check one write (its condition included) and compute the item it leaves; an item an
@@ -399,8 +413,9 @@ class Engine:
     # transactions --------------------------------------------------------------------------
     def transact_write_items(self, params: Params) -> Params:
         """All the actions or none (serialized: the mode without conflicts)."""
-        self._commit(self._prepare(params)[0])
-        return {}
+        changes = self._prepare(params)[0]
+        self._commit(changes)
+        return consumed(params, _write_units(changes, True))
 
     def _prepare(self, params: Params) -> tuple[list[_Change], list[tuple[str, Key]]]:
         """A transaction's changes, every condition checked, and the items it targets; a
@@ -457,14 +472,14 @@ class Engine:
                 self._commit(prepared["changes"])
             finally:
                 self._held.difference_update(prepared["targets"])
-            return {}
+            return consumed(params, _write_units(prepared["changes"], True))
 
         prepared = self._locked("TransactWriteItems", take, params)
         try:
             time.sleep(self.transaction_hold_s or 0.0)
         finally:
-            self._locked("TransactWriteItems", commit, prepared)
-        return {}
+            answer = self._locked("TransactWriteItems", commit, prepared)
+        return answer
 
     # reading many --------------------------------------------------------------------------
     def query(self, params: Params) -> Params:
@@ -491,6 +506,18 @@ class Engine:
         if index is not None:
             found = [i for i in found if all(n in i for n in index.keys.names)]
         return _page(table, index, found, params, _Reading(params, []), forward=True)
+
+
+def _write_units(changes: list[_Change], transactional: bool) -> dict[str, float]:
+    """The write units of ``changes`` by table (a ConditionCheck: its item, read to check)."""
+    units: dict[str, float] = {}
+    for change in changes:
+        if change.write:
+            spent = write_units(change.table, change.old, change.new, transactional)
+        else:
+            spent = 2.0 * max(1, -(-item_size(change.old) // 1024))
+        units[change.table.name] = units.get(change.table.name, 0.0) + spent
+    return units
 
 
 def _define_table(params: Params, ttl: Params | None, storage: Storage) -> Table:
@@ -533,6 +560,9 @@ def _page(table: Table, index: Index | None, found: list[Item], params: Params,
         raise validation("Limit must be at least 1")
     evaluated = found[:limit] if limit is not None else found
     answer: Params = {"ScannedCount": len(evaluated)}
+    read = sum(item_size(index.project(i, table.keys) if index else i) for i in evaluated)
+    answer.update(consumed(params, {table.name: read_units(read,
+                                                           bool(params.get("ConsistentRead")))}))
     if limit is not None and len(evaluated) == limit and evaluated:
         last = evaluated[-1]
         names = table.keys.names + (index.keys.names if index else ())
