@@ -129,6 +129,12 @@ def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
         "TelemetrySettings": {"type": "object", "additionalProperties": False, "properties": {
             name: {"type": "integer", "minimum": low, "maximum": high, "default": default}
             for name, (_, low, high, default) in RETENTION.items()}},
+        "OtlpStatus": {
+            "type": "object", "required": ["code", "message"],
+            "properties": {"code": {"type": "integer"}, "message": {"type": "string"},
+                           "details": {"type": "array"}},
+            "description": "OTLP's refusal (google.rpc.Status, as JSON here): the envelope's "
+                           "code leads the message"},
         "Empty": {"type": "object", "additionalProperties": False, "maxProperties": 0},
         "Any": {"description": "any JSON value"},
         "ErrorEnvelope": {
@@ -170,7 +176,8 @@ def _errors(route: str, contract: Contract, authorized: bool) -> list[str]:
     return sorted(codes)
 
 
-def _error_responses(codes: list[str]) -> dict[str, Any]:
+def _error_responses(codes: list[str], otlp: bool = False) -> dict[str, Any]:
+    """Per status its codes; OTLP's routes answer them as OTLP's google.rpc.Status."""
     by_status: dict[int, list[str]] = {}
     for code in codes:
         by_status.setdefault(ERRORS[code].status, []).append(code)
@@ -185,7 +192,10 @@ def _error_responses(codes: list[str]) -> dict[str, Any]:
         out[str(status)] = {
             "description": "\n".join(lines),
             "headers": headers,
-            "content": {"application/json": {"schema": {"allOf": [
+            "content": {"application/x-protobuf": {"schema": {"type": "string"}},
+                        "application/json": {"schema": {
+                            "$ref": REF.format(model="OtlpStatus")}}} if otlp else
+            {"application/json": {"schema": {"allOf": [
                 {"$ref": REF.format(model="ErrorEnvelope")},
                 {"properties": {"error": {"properties": {"code": {"enum": found}}}}}]}}}}
     return out
@@ -200,11 +210,23 @@ def _body_schema(contract: Contract, schemas: dict[str, Any]) -> dict[str, Any] 
     return {"$ref": REF.format(model=contract.body_schema)} if contract.body_schema else None
 
 
+def _path_patterns() -> dict[str, str]:
+    """The ids a path carries, by parameter name: the patterns the code checks them with."""
+    from loopsense.platform.runs.monitor import RUN_ID
+    from loopsense.platform.runs.recover import ID, KEY
+    from loopsense.platform.telemetry.ingest import EXECUTION_ID
+
+    return {"runId": RUN_ID.pattern, "executionId": EXECUTION_ID.pattern, "key": KEY.pattern,
+            "snapshotId": ID.pattern}
+
+
 def _operation(route: Any, contract: Contract, schemas: dict[str, Any]) -> dict[str, Any]:
     method, path = route.route_key.split(" ", 1)
+    patterns = _path_patterns()
     params: list[dict[str, Any]] = [
         {"name": name, "in": "path", "required": True,
-         "schema": {"type": "string", "minLength": 1}}
+         "schema": {"type": "string", "minLength": 1,
+                    **({"pattern": patterns[name]} if name in patterns else {})}}
         for name in re.findall(r"\{(\w+)\+?\}", path)]
     params += [{"name": name, "in": "query", "required": False, "description": what,
                 "schema": {"type": "string"}} for name, what in contract.query]
@@ -237,11 +259,17 @@ def _operation(route: Any, contract: Contract, schemas: dict[str, Any]) -> dict[
         answer = {"application/json": {"schema": schema}}
     else:
         answer = {contract.media: {"schema": {"type": "string"}}}
+    ok: dict[str, Any] = {"description": "OK", "content": answer, "headers": {
+        "X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+        if contract.media == "application/json" else {}}
+    if contract.links:
+        ok["links"] = {_operation_id(target): {"operationId": _operation_id(target),
+                                               "parameters": dict(params)}
+                       for target, params in contract.links}
     operation["responses"] = {
-        str(contract.status): {"description": "OK", "content": answer, "headers": {
-            "X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
-            if contract.media == "application/json" else {}},
-        **_error_responses(_errors(route.route_key, contract, route.authorized)),
+        str(contract.status): ok,
+        **_error_responses(_errors(route.route_key, contract, route.authorized),
+                           contract.body_schema == "Otlp"),
     }
     return operation
 

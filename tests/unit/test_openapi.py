@@ -93,3 +93,20 @@ def test_the_function_answers_the_committed_document_read_at_cold_start(
     again = event_file("contract")
     again["headers"] = {"if-none-match": answer["headers"]["ETag"]}
     assert app.lambda_handler(again, lambda_context)["statusCode"] == 304
+
+
+def test_otlp_refusals_are_documented_as_otlps_status_not_the_envelope(built):
+    """Found by the fuzz: POST /v1/traces and /v1/logs answer their refusals as OTLP's
+    google.rpc.Status (platform/telemetry/routes.py), which the document first described as
+    the envelope."""
+    from jsonschema import Draft202012Validator
+
+    document = json.loads(built)
+    for path in ("/v1/traces", "/v1/logs"):
+        refused = document["paths"][path]["post"]["responses"]["401"]["content"]
+        assert set(refused) == {"application/json", "application/x-protobuf"}
+        assert refused["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/OtlpStatus"}
+    status = {"code": 16, "message": "UNAUTHORIZED: missing Authorization header",
+              "details": []}
+    Draft202012Validator(document["components"]["schemas"]["OtlpStatus"]).validate(status)

@@ -29,3 +29,6 @@ class Contract:
     idempotent: bool = False  # reads an Idempotency-Key
     media: str = "application/json"  # of the body and the answer
     status: int = 200
+    # OpenAPI links of its answer: (the route it leads to, {that route's parameter: where its
+    # value is, an OpenAPI runtime expression}); the stateful fuzz follows them.
+    links: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()

@@ -82,6 +82,10 @@ _M, _R = "loopsense.platform.runs.monitor", "loopsense.platform.runs.recover"
 # Every runs route: the gate (agent.run_monitor's grant and plan, the rate), a runId to check.
 _RUN = ("VALIDATION_ERROR", *GATE_ERRORS)
 _WRITE = (*_RUN, "RUN_WRITE_CONFLICT")
+# The flow a client follows: register, steps, signal, circuit break, restore.
+_SAME_RUN = (("runId", "$request.path.runId"),)
+_ON_THE_RUN = ((f"POST {RUN}/steps", _SAME_RUN), (f"GET {RUN}/signal", _SAME_RUN),
+               (f"POST {RUN}/circuit-break", _SAME_RUN), (f"GET {RUN}", _SAME_RUN))
 _PAGE = (("limit", f"at most this many (1..{MAX_PAGE}, default {DEFAULT_PAGE})"),
          ("after", "the `next` cursor of the previous page"))
 CONTRACTS: dict[str, Contract] = {
@@ -93,9 +97,10 @@ CONTRACTS: dict[str, Contract] = {
     f"POST {RUN}/steps": Contract(
         "steps of one agent (one step, or {steps: [...]}) -> the run's signal",
         (*_WRITE, "RUN_BATCH_INVALID", "IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_IN_PROGRESS"),
-        body=(f"{_M}:StepBatch", "loopsense.skills.run_monitor:Step"), idempotent=True),
+        body=(f"{_M}:StepBatch", "loopsense.skills.run_monitor:Step"), idempotent=True,
+        links=_ON_THE_RUN),
     f"POST {RUN}/agents": Contract("register an agent (its role, its objective)", _WRITE,
-                                   body=(f"{_M}:Registration",)),
+                                   body=(f"{_M}:Registration",), links=_ON_THE_RUN),
     f"GET {RUN}/signal": Contract("an agent's current signal", (*_RUN, "RUN_AGENT_NOT_FOUND"),
                                   query=(("agentId", "the agent (default: the only one)"),)),
     f"POST {RUN}/reset": Contract("reset an agent's (or every agent's) monitor state",
@@ -118,7 +123,10 @@ CONTRACTS: dict[str, Contract] = {
     f"POST {RUN}/circuit-break": Contract(
         "snapshot and clear working memory, reset the monitor",
         (*_WRITE, "RUN_AGENT_NOT_FOUND", "IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_IN_PROGRESS"),
-        body=(f"{_R}:BreakBody",), idempotent=True),
+        body=(f"{_R}:BreakBody",), idempotent=True, links=tuple(
+            (route, (*_SAME_RUN, ("snapshotId", "$response.body#/snapshot_id")))
+            for route in (f"POST {RUN}/snapshots/{{snapshotId}}/restore",
+                          f"GET {RUN}/snapshots/{{snapshotId}}"))),
     f"GET {RUN}/snapshots/{{snapshotId}}": Contract(
         "one snapshot of working memory, a page at a time", (*_RUN, "RUN_SNAPSHOT_NOT_FOUND"),
         query=_PAGE),
