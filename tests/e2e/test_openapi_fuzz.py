@@ -25,12 +25,17 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from loopsense.errors import ERRORS
 from loopsense.platform.contract.routes import DOCUMENT
+from loopsense.validation import _ISSUES
 from tests.e2e.server import DEV_KEY
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "8"))  # per route (more to hunt, not to keep)
 STATEFUL_EXAMPLES = int(os.environ.get("FUZZ_STATEFUL", "8"))  # scenarios of the runs flow
 TEXT = DOCUMENT.read_text(encoding="utf-8")
+# What answers say by themselves (schemathesis also sends strings it read in earlier answers):
+# the document, the issues and `next`s of every refusal.
+OURS = "\n".join([TEXT, *_ISSUES.values(), *(kind.next for kind in ERRORS.values())])
 SCHEMA = schemathesis.openapi.from_dict(json.loads(TEXT))
 OPERATIONS = {f"{op.method.upper()} {op.path}": op
               for op in (result.ok() for result in SCHEMA.get_all_operations())}
@@ -59,7 +64,7 @@ def submitted(case: Any) -> set[str]:
     one repeated character, and not a name the document itself uses (field names, enums)."""
     sent = [*(_strings(case.body) if not isinstance(case.body, bytes) else ()),
             *_strings(case.path_parameters or {}), *_strings(case.query or {})]
-    return {s for s in sent if len(s.strip()) >= 8 and s not in TEXT
+    return {s for s in sent if len(s.strip()) >= 8 and s not in OURS
             and not re.fullmatch(r"[\d\s.,:-]*|(.)\1*", s)}
 
 
