@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loopsense.core.monitor.config import DEFAULTS, MonitorConfig, ToolPolicy
+from loopsense.core.monitor.config import DEFAULTS, TOOL_THRESHOLDS, MonitorConfig, ToolPolicy
 from loopsense.core.monitor.monitor import new_state, observe
 from loopsense.core.monitor.signal import Answer
 
@@ -40,16 +40,17 @@ def distinct_calls(n: int, start: int = 0) -> list[dict[str, Any]]:
 
 def config(tools: dict[str, dict[str, Any]] | None = None, disabled: tuple[str, ...] = (),
            objective: list[float] | None = None, reset_on_user_message: bool = True,
-           **thresholds: Any) -> MonitorConfig:
+           reset_on_repeated_user_message: bool = False, **thresholds: Any) -> MonitorConfig:
     policies = {
         name: ToolPolicy(exempt=p.get("exempt", False), poll=p.get("poll", False),
-                         thresholds={k: v for k, v in p.items()
-                                     if k in ("repeat_warn", "repeat_critical", "poll_warn")},
+                         thresholds={k: v for k, v in p.items() if k in TOOL_THRESHOLDS},
+                         same_result=p.get("same_result", False),
                          ignore_keys=frozenset(k.lower() for k in p.get("ignore_keys", ())))
         for name, p in (tools or {}).items()}
     return MonitorConfig(thresholds={**DEFAULTS, **thresholds}, tools=policies,
                          disabled_rules=frozenset(disabled), reset_on_user_message=
                          reset_on_user_message,
+                         reset_on_repeated_user_message=reset_on_repeated_user_message,
                          objective=tuple(objective) if objective else None)
 
 

@@ -55,6 +55,21 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                                         for i in range(15)]},
     "exempt tool": {"steps": [_call("heartbeat", {}, {"ok": True})] * 8,
                     "config": {"tools": {"heartbeat": {"exempt": True}}}},
+    "similar_call": {"steps": [_call("web_search", {"query": q},
+                                     {"results": [{"url": "https://example.org/lyon"}]})
+                               for q in ("population of Lyon 2020", "Lyon population in 2020",
+                                         "2020 population of Lyon France",
+                                         "Lyon France population 2020")]},
+    "same_result": {"steps": [_call("search_orders", {"customer": c}, {"orders": [], "total": 0})
+                              for c in ("ann", "ann smith", "a. smith", "smith")]},
+    "state_revisit": {"steps": [s for i in range(3) for s in (
+        _call("click", {"selector": f"#next-{i}"}, {"ok": True}),
+        {"kind": "checkpoint", "metadata": {"url": "/checkout", "step": "payment"}})]},
+    "continue, continue": {"steps": [
+        {"kind": "user_message", "text": "Find where the retry limit is set"},
+        *[s for _ in range(3) for s in (
+            *[_call("grep", {"pattern": "retry_limit", "path": "src"}, {"matches": []})] * 2,
+            {"kind": "user_message", "text": "continue"})]]},
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from loopsense.core.monitor.config import RULES
+from loopsense.core.monitor.config import RULES, STATEFUL_RULES
 from tests.unit.monitor_traces import (
     answers,
     call,
@@ -20,6 +20,9 @@ from tests.unit.monitor_traces import (
     step,
 )
 
+LYON = ["population of Lyon 2020", "Lyon population in 2020", "2020 population of Lyon France",
+        "Lyon France population 2020", "population Lyon 2020 census", "what was the population "
+        "of Lyon in 2020"]
 SENTENCE = "The export is still running, I will check the status again now. "
 
 
@@ -56,14 +59,28 @@ RAISING = {
     "drift": ([call(f"t{i}", {}, embedding=axis(5)) for i in range(5)], None,
               {"objective": axis(0)}),
     "novelty": ([call(f"t{i}", {}, embedding=near(i, 0.01)) for i in range(6)], None, {}),
+    "similar_call": (
+        [call("web_search", {"query": q}, {"hits": ["lyon.fr/stats"]}) for q in LYON[:4]],
+        [call("web_search", {"query": q}, {"results": []}) for q in LYON], {}),
+    "same_result": ([call("search", {"query": q}, {"results": [], "total": 0})
+                     for q in ("refund policy", "returns", "money back", "cancel order")],
+                    None, {}),
+    "state_revisit": (
+        [s for i in range(4) for s in (step("checkpoint", metadata={"url": "/cart"}),
+                                       call("click", {"n": i}),
+                                       step("checkpoint", metadata={"url": "/help"}))][:-1],
+        [s for i in range(3) for s in (call("click", {"n": i}),
+                                       step("checkpoint", metadata={"url": "/cart"}))], {}),
 }
+# Rules of the stateful surface only (tests/integration/test_runs_service.py tests them).
+CORE_RULES = [r for r in RULES if r not in STATEFUL_RULES]
 
 
 def healthy(n: int) -> list[dict]:
     return distinct_calls(n)
 
 
-@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("rule", CORE_RULES)
 def test_rule_raises_warning_and_critical(rule):
     warning, critical, extra = RAISING[rule]
     cfg = config(**extra)
@@ -73,7 +90,7 @@ def test_rule_raises_warning_and_critical(rule):
         assert rules(last(trace, cfg)).get(rule) == severity
 
 
-@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("rule", CORE_RULES)
 def test_healthy_trace_of_the_same_length_raises_nothing(rule):
     warning, critical, extra = RAISING[rule]
     for trace in (warning, critical):
@@ -87,7 +104,7 @@ def test_healthy_trace_of_the_same_length_raises_nothing(rule):
         assert ever(calm, config(**extra)) == {}
 
 
-@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("rule", CORE_RULES)
 def test_every_rule_can_be_switched_off(rule):
     warning, critical, extra = RAISING[rule]
     trace = critical or warning
@@ -248,7 +265,7 @@ def test_calls_without_results_never_go_critical():
     assert rules(last(pairs))["cycle"] == "warning"
 
 
-@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("rule", CORE_RULES)
 @pytest.mark.parametrize("named", [True, False])
 def test_every_finding_has_words(rule, named):
     from dataclasses import replace

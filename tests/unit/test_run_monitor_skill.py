@@ -36,7 +36,8 @@ def error_of(raw, tenant=None) -> LoopsenseError:
 
 def test_six_identical_calls():
     out = run({"steps": SIX})
-    assert SIGNAL_FIELDS | {"steps", "segmentStart", "timeline"} == out.keys()
+    assert SIGNAL_FIELDS | {"steps", "segmentStart", "timeline", "first_flagged",
+                            "ever_flagged"} == out.keys()
     assert out["is_looping"] and out["confidence"] >= 0.7 and out["source"] == "rule"
     assert out["recommendation"]["action"] == "nudge"
     assert out["findings"][0] == {
@@ -46,7 +47,11 @@ def test_six_identical_calls():
         "stepIndices": [0, 1, 2, 3, 4, 5]}
     assert [t["index"] for t in out["timeline"]] == [3, 4, 5]
     assert out["timeline"][0] == {"index": 3, "action": "nudge",
-                                  "findings": [{"rule": "repeated_call", "severity": "warning"}]}
+                                  "findings": [{"rule": "repeated_call", "severity": "warning",
+                                                "stepIndices": [0, 1, 2, 3]}]}
+    assert out["first_flagged"] == 3
+    assert out["ever_flagged"] == {"repeated_call": {"step": 3, "severity": "critical"},
+                                   "novelty": {"step": 5, "severity": "warning"}}
     assert run({"steps": [*SIX, SIX[0]]})["recommendation"]["action"] == "break"
 
 

@@ -295,6 +295,13 @@ def canonical_pair_hash(head: str | None, tail: Any, ignore_keys: Collection[str
     """``canonical_hash([head, tail], ignore_keys)`` for a ``head`` that recurs (the run monitor
     keys every tool call by ``[action, args]``): the text's start, ``["head",``, is kept per
     head rather than written again."""
+    return canonical_pair(head, tail, ignore_keys)[0]
+
+
+def canonical_pair(head: str | None, tail: Any, ignore_keys: Collection[str] = ()
+                   ) -> tuple[str, bytes]:
+    """``canonical_pair_hash`` and the canonical UTF-8 text of ``tail`` (the run monitor reads
+    a tool call's argument words from it)."""
     rest = _bytes(tail, ignore_keys, 1)  # first: its errors come first in the pair's text
     start = _starts.get(head)
     if start is None:
@@ -302,7 +309,7 @@ def canonical_pair_hash(head: str | None, tail: Any, ignore_keys: Collection[str
         if len(_starts) >= _KEY_CACHE_SIZE:
             _starts.clear()
         _starts[head] = start
-    return hashlib.sha256(start + rest + b"]").hexdigest()
+    return hashlib.sha256(start + rest + b"]").hexdigest(), rest
 
 
 _starts: dict[str | None, bytes] = {}

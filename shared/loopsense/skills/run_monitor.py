@@ -8,8 +8,9 @@ the step that first called it ("the tool of step 3", "this tool"), never by its 
 
 ``config`` overrides the tenant's settings for this call: any threshold by name (bounds in
 skills/thresholds.py), ``tools`` (per-tool policy), ``disabled_rules``,
-``reset_on_user_message``, ``ignore_keys`` and ``objective_embedding`` (the stateless stand-in
-for registering an agent's objective; without it drift is unknown, -1).
+``reset_on_user_message``, ``reset_on_repeated_user_message``, ``ignore_keys`` and
+``objective_embedding`` (the stateless stand-in for registering an agent's objective; without
+it drift is unknown, -1).
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from loopsense.core.monitor.config import (
     MonitorConfig,
     ToolPolicy,
 )
-from loopsense.core.monitor.monitor import new_state, observe
-from loopsense.core.monitor.steps import THOUGHT, entry, settle
+from loopsense.core.monitor.monitor import flags, new_state, observe
+from loopsense.core.monitor.steps import THOUGHT, entry, settle, words
 from loopsense.errors import validation_error
 from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import effective
@@ -76,6 +77,10 @@ class ToolConfig(TypedDict):
     repeat_warn: NotRequired[Any]  # Any: checked against the thresholds' bounds
     repeat_critical: NotRequired[Any]
     poll_warn: NotRequired[Any]
+    similar_warn: NotRequired[Any]
+    similar_critical: NotRequired[Any]
+    same_result_warn: NotRequired[Any]
+    same_result: NotRequired[bool]
     ignore_keys: NotRequired[Annotated[list[Key], Field(max_length=MAX_KEYS)]]
 
 
@@ -87,6 +92,7 @@ class Settings(BaseModel):
         default_factory=dict, max_length=MAX_TOOLS)
     disabled_rules: list[str] = Field(default_factory=list, max_length=len(RULES))
     reset_on_user_message: bool = True
+    reset_on_repeated_user_message: bool = False
     ignore_keys: list[Key] = Field(default_factory=list, max_length=MAX_KEYS)
     objective_embedding: Embedding | None = None
 
@@ -123,11 +129,13 @@ def resolve_config(raw: Mapping[str, Any] | None, tenant: Mapping[str, Any] | No
                if t in policy}
         tools[name] = ToolPolicy(
             exempt=policy.get("exempt", False), poll=policy.get("poll", False), thresholds=own,
+            same_result=policy.get("same_result", False),
             ignore_keys=frozenset(canonical_key(k) for k in policy.get("ignore_keys", ())))
     objective = settings.objective_embedding
     return MonitorConfig(
         thresholds=thresholds, tools=tools, disabled_rules=frozenset(settings.disabled_rules),
         reset_on_user_message=settings.reset_on_user_message,
+        reset_on_repeated_user_message=settings.reset_on_repeated_user_message,
         ignore_keys=frozenset(canonical_key(k) for k in settings.ignore_keys),
         objective=tuple(objective) if objective else None, name_tools=False)
 
@@ -163,9 +171,13 @@ def parse(raw: Any, tenant: Mapping[str, Any] | None = None
 
 def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | None]:
     """Every step's entry (none for thoughts) before any is observed: this skill has the whole
-    trace, so a result is digested only if its call is made more than once in it (steps.settle).
-    The answers are the runs API's, which digests every result (tests/integration/
-    test_runs_match_the_skill.py). A step without a canonical form is a VALIDATION_ERROR."""
+    trace, so a result is digested only if some rule may compare it (its call is made more than
+    once in the trace; similar_call is on, for it compares results across arguments; same_result
+    is on and it carries nothing, failed, or its tool's policy says so), and a call's argument
+    words are kept only if similar_call may compare them: its result carries nothing, or another
+    call of its tool with other arguments got the same result. The answers are the runs API's,
+    which keeps everything (tests/integration/test_runs_match_the_skill.py). A step without a
+    canonical form is a VALIDATION_ERROR."""
     made: list[dict[str, Any] | None] = []
     for index, step in enumerate(steps):
         try:
@@ -173,13 +185,25 @@ def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | N
                         else None)
         except CanonicalError as exc:
             raise validation_error(f"input.steps.{index}", exc.issue) from None
-    calls = Counter(e["c"] for e in made if e is not None and e["k"] == "tool_call")
-    for e in made:
-        if e is not None and e["k"] == "tool_call":
-            try:
-                settle(e, calls[e["c"]] > 1)
-            except CanonicalError as exc:
-                raise validation_error(f"input.steps.{e['i']}", exc.issue) from None
+    tool_calls = [e for e in made if e is not None and e["k"] == "tool_call"]
+    calls = Counter(e["c"] for e in tool_calls)
+    similar, same = config.on("similar_call"), config.on("same_result")
+    for e in tool_calls:
+        compared = similar or calls[e["c"]] > 1 or same and (
+            "z" in e or e["o"] == "neg" or config.policy(e["a"]).same_result)
+        try:
+            settle(e, compared)
+        except CanonicalError as exc:
+            raise validation_error(f"input.steps.{e['i']}", exc.issue) from None
+    if similar:  # the arguments each (tool, result) was answered to
+        answered: dict[tuple[str, str], set[str]] = {}
+        for e in tool_calls:
+            if e["r"] is not None:
+                answered.setdefault((e["a"], e["r"]), set()).add(e["c"])
+    for e in tool_calls:
+        text = e.pop("w")
+        if similar and ("z" in e or e["r"] is not None and len(answered[(e["a"], e["r"])]) > 1):
+            e["t"] = words(text)
     return made
 
 
@@ -195,9 +219,10 @@ def run(raw: Any, tenant_thresholds: Mapping[str, Any] | None = None) -> dict[st
         state, answer = observe(state, step, config, made[index])
         if answer.findings:
             timeline.append({"index": index,
-                             "findings": [{"rule": f.rule, "severity": f.severity}
+                             "findings": [{"rule": f.rule, "severity": f.severity,
+                                           "stepIndices": f.indices}
                                           for f in answer.findings],
                              "action": answer.recommendation["action"]})
     assert answer is not None  # at least one step
     return {"steps": len(parsed.steps), "segmentStart": state["segmentStart"],
-            **answer.signal(), "timeline": timeline}
+            **answer.signal(), **flags(state), "timeline": timeline}

@@ -12,10 +12,14 @@ from dataclasses import dataclass, field
 
 # Every rule, in the order findings are listed (spec/loop_safety.md, Rules).
 RULES = ("repeated_call", "cycle", "error_streak", "monologue", "content_loop",
-         "repeated_query", "stagnation", "condensation_loop", "drift", "novelty")
+         "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call",
+         "same_result", "state_revisit", "run_repeated_call")
 LOOP_RULES = frozenset({"repeated_call", "cycle", "monologue", "content_loop", "repeated_query",
-                        "condensation_loop"})
+                        "condensation_loop", "similar_call", "same_result", "state_revisit",
+                        "run_repeated_call"})
 STUCK_RULES = frozenset({"error_streak", "stagnation"})
+# Rules only the stateful surface (the runs API) evaluates: they read the whole run.
+STATEFUL_RULES = frozenset({"run_repeated_call"})
 
 # (name, default, low, high). An int default means an integer threshold.
 THRESHOLD_SPECS: tuple[tuple[str, int | float, int | float, int | float], ...] = (
@@ -35,10 +39,18 @@ THRESHOLD_SPECS: tuple[tuple[str, int | float, int | float, int | float], ...] =
     ("novelty_floor", 0.15, 0.0, 1.0),
     ("history_size", 50, 10, 1000),
     ("nudges_before_break", 1, 0, 10),
+    ("similar_warn", 4, 2, 100),
+    ("similar_critical", 6, 2, 100),
+    ("similar_args", 0.5, 0.1, 1.0),
+    ("same_result_warn", 4, 2, 100),
+    ("revisit_threshold", 3, 2, 1000),
+    ("run_repeat_warn", 4, 2, 100),
 )
 DEFAULTS: dict[str, int | float] = {name: default for name, default, _, _ in THRESHOLD_SPECS}
 # The thresholds a per-tool policy may set for its own calls.
-TOOL_THRESHOLDS = ("repeat_warn", "repeat_critical", "poll_warn")
+TOOL_THRESHOLDS = ("repeat_warn", "repeat_critical", "poll_warn", "similar_warn",
+                   "similar_critical", "same_result_warn")
+REPEAT_THRESHOLDS = ("repeat_warn", "repeat_critical", "poll_warn")  # repeated_call's
 
 # Volatile result fields dropped before hashing, at any depth (canonical, i.e. lowercased).
 RESULT_IGNORE_KEYS = frozenset(k.lower() for k in (
@@ -53,6 +65,7 @@ class ToolPolicy:
     poll: bool = False  # always treated as polling: warning at poll_warn, never critical
     thresholds: Mapping[str, int] = field(default_factory=dict)  # TOOL_THRESHOLDS only
     ignore_keys: frozenset[str] = frozenset()  # canonical keys, for args and results
+    same_result: bool = False  # any result repeated to differing arguments counts (same_result)
 
 
 NO_POLICY = ToolPolicy()
@@ -64,6 +77,8 @@ class MonitorConfig:
     tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
     disabled_rules: frozenset[str] = frozenset()
     reset_on_user_message: bool = True
+    # A user message repeating the segment's previous one ("continue") is a reset point too.
+    reset_on_repeated_user_message: bool = False
     ignore_keys: frozenset[str] = frozenset()  # canonical keys, for args and results
     objective: tuple[float, ...] | None = None  # the objective embedding (drift)
     # Name tools in rationales and nudges. False for stateless answers, which never return
@@ -73,6 +88,8 @@ class MonitorConfig:
     values: dict[str, int | float] = field(init=False, repr=False, compare=False)
     # The fewest copies of one call that any tool's repeated_call thresholds can flag.
     least_repeat: int = field(init=False, repr=False, compare=False)
+    least_similar: int = field(init=False, repr=False, compare=False)  # similar_call
+    least_same: int = field(init=False, repr=False, compare=False)  # same_result
     least_streak: int = field(init=False, repr=False, compare=False)  # error_streak, stagnation
     # What a result's hash drops when the tool's policy adds nothing (most calls).
     result_ignore_keys: frozenset[str] = field(init=False, repr=False, compare=False)
@@ -85,9 +102,13 @@ class MonitorConfig:
         values = {name: int(v) if isinstance(DEFAULTS[name], int) else v
                   for name, v in resolved.items()}
         object.__setattr__(self, "values", values)
-        object.__setattr__(self, "least_repeat", min(
-            [int(values[name]) for name in TOOL_THRESHOLDS]
-            + [int(v) for p in self.tools.values() for v in p.thresholds.values()]))
+        for least, names in (("least_repeat", REPEAT_THRESHOLDS),
+                             ("least_similar", ("similar_warn", "similar_critical")),
+                             ("least_same", ("same_result_warn",))):
+            object.__setattr__(self, least, min(
+                [int(values[name]) for name in names]
+                + [int(v) for p in self.tools.values() for name, v in p.thresholds.items()
+                   if name in names]))
         object.__setattr__(self, "least_streak", min(int(values["error_streak"]),
                                                      int(values["stagnation_threshold"])))
         object.__setattr__(self, "result_ignore_keys", self.ignore_keys | RESULT_IGNORE_KEYS)

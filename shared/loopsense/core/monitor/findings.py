@@ -63,6 +63,18 @@ RATIONALES = {
                                      "between",
     ("drift", WARNING): "the last {n} steps are at cosine distance {score} from the objective",
     ("novelty", WARNING): "the last {n} steps had novelty {score}",
+    ("similar_call", CRITICAL): "{tool} called {n} times with near-identical arguments and "
+                                "identical results",
+    ("similar_call", WARNING): "{tool} called {n} times with near-identical arguments and "
+                               "results that add nothing",
+    ("same_result", WARNING): "{tool} gave the same empty or failed result {n} times to "
+                              "different arguments",
+    ("state_revisit", CRITICAL): "the same state checkpointed {n} times with nothing changed "
+                                 "between",
+    ("state_revisit", WARNING): "the same state checkpointed {n} times with no new state "
+                                "between",
+    ("run_repeated_call", WARNING): "{tool} called {n} times with identical arguments across "
+                                    "{agents} agents of the run",
 }
 _FAILED = ("Your last {n} actions failed. Stop retrying; read the errors, change the approach, "
            "or report that you are blocked.")
@@ -89,13 +101,26 @@ NUDGES = {
                      "refocus.",
     ("novelty", None): "Your recent steps surface nothing new. Try a different approach or "
                        "report what you have found.",
+    ("similar_call", None): "You have called {called} {n} times with nearly the same arguments "
+                            "and learned nothing new. Rewording will not help; try a different "
+                            "approach or report that you are blocked.",
+    ("same_result", None): "{Called} has given the same empty or failed answer {n} times. Stop "
+                           "asking it variations; use another source or report what is "
+                           "missing.",
+    ("state_revisit", None): "You have come back to the same state {n} times without getting "
+                             "anywhere new. Try a different approach or report that you are "
+                             "blocked.",
+    ("run_repeated_call", None): "The agents of this run have called {called} {n} times with "
+                                 "the same arguments. Share the result instead of calling it "
+                                 "again.",
 }
 
 
 def _fields(f: Finding, name_tools: bool) -> dict[str, Any]:
     named = name_tools and f.tool is not None
     return {"n": f.count, "tool": f"tool {f.tool}" if named else f"the tool of step {f.first}",
-            "called": f.tool if named else "this tool", **f.facts}
+            "called": f.tool if named else "this tool",
+            "Called": f"Tool {f.tool}" if named else "This tool", **f.facts}
 
 
 def rationale(f: Finding, name_tools: bool) -> str:

@@ -8,14 +8,19 @@ segment, never the run.
 
 ``index`` counts the segment's keys (tool calls, queries, novelty keys; ``exempt`` the exempt
 tool calls; ``call`` and ``query`` the latest keys; ``fails`` the trailing run of failed calls
-among the ``known`` outcomes), kept with the entries, so a step asks "has this key been seen,
+among the ``known`` outcomes; ``results`` the result hashes, ``empty`` the calls whose result
+carries nothing, ``result``/``nothing`` the latest call's; ``checks`` and ``check`` the
+checkpoints' states), kept with the entries, so a step asks "has this key been seen,
 how often" in O(1): the rules that need a pass over the segment run only when the counts say
 they can fire, and the answers are the same as evaluating every rule at every step
 (tests/reference_monitor.py). A state stored by an older version is brought up to date when
 read (``upgrade``).
 
 ``observe`` updates the state it is given (and returns it); ``reset`` makes a reset point
-(a circuit break, POST .../reset); a ``user_message`` is one too unless the config says not.
+(a circuit break, POST .../reset); a ``user_message`` is one too unless the config says not,
+or it repeats the segment's previous one (``user``, its text key: "continue" again and again
+does not hide a loop). ``flagged`` keeps, for the whole run, the first step at which each rule
+fired and the highest severity it reached (a finished trace judged after the fact).
 """
 
 from __future__ import annotations
@@ -24,33 +29,36 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from loopsense.core.monitor import content, embeddings, repetition, streaks
-from loopsense.core.monitor.config import MonitorConfig
-from loopsense.core.monitor.findings import Finding
+from loopsense.core.monitor import content, embeddings, lookalike, repetition, revisits, streaks
+from loopsense.core.monitor.config import RULES, MonitorConfig
+from loopsense.core.monitor.findings import CRITICAL, Finding
 from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
-from loopsense.core.monitor.steps import THOUGHT, entry, novelty_key
+from loopsense.core.monitor.steps import THOUGHT, entry, novelty_key, user_key
 
 # 1: no index; 2: a tool call's novelty key was a digest of its keys, entries kept their
-# similarity (s) rather than their novelty (u); 3: now.
-STATE_VERSION = 3
+# similarity (s) rather than their novelty (u); 3: no words (t), empty results (z), user
+# message (user), flags (flagged); 4: now.
+STATE_VERSION = 4
 Entry = dict[str, Any]
 
 
 def new_state() -> dict[str, Any]:
     return {"version": STATE_VERSION, "next": 0, "segmentStart": 0, "entries": [],
-            "index": new_index(), "stream": None, "nudges": {}, "last": None}
+            "index": new_index(), "stream": None, "nudges": {}, "last": None, "user": None,
+            "flagged": {}}
 
 
 def reset(state: dict[str, Any]) -> dict[str, Any]:
     """A reset point: the signals start afresh; the step count goes on."""
     state.update(segmentStart=state["next"], entries=[], index=new_index(), stream=None,
-                 nudges={}, last=None)
+                 nudges={}, last=None, user=None)
     return state
 
 
 def new_index() -> dict[str, Any]:
     return {"calls": {}, "queries": {}, "novelty": {}, "exempt": 0, "call": None, "query": None,
-            "known": 0, "fails": 0}
+            "known": 0, "fails": 0, "results": {}, "empty": 0, "result": None, "nothing": False,
+            "checks": {}, "check": None}
 
 
 def build_index(entries: list[Entry]) -> dict[str, Any]:
@@ -74,6 +82,17 @@ def add(index: dict[str, Any], e: Entry) -> None:
         if outcome is not None:  # the trailing run of failures among the known outcomes
             index["known"] += 1
             index["fails"] = index["fails"] + 1 if outcome == "neg" else 0
+        result = index["result"] = e["r"]
+        if result is not None:
+            results = index["results"]
+            results[result] = results.get(result, 0) + 1
+        nothing = index["nothing"] = "z" in e
+        if nothing:
+            index["empty"] += 1
+    elif kind == revisits.CHECKPOINT:
+        key = index["check"] = e["n"]
+        checks = index["checks"]
+        checks[key] = checks.get(key, 0) + 1
     elif kind in repetition.QUERY_KINDS:
         key = index["query"] = e["c"]
         queries = index["queries"]
@@ -90,10 +109,17 @@ def remove(index: dict[str, Any], e: Entry) -> None:
     kind = e["k"]
     if kind == "tool_call":
         if not _drop(index["calls"], e["c"]):  # the latest call is the last to leave
-            index["call"] = None
+            index.update(call=None, result=None, nothing=False)
         if e["o"] is not None:  # the failure run is at most the known outcomes left
             known = index["known"] = index["known"] - 1
             index["fails"] = min(index["fails"], known)
+        if e["r"] is not None:
+            _drop(index["results"], e["r"])
+        if "z" in e:
+            index["empty"] -= 1
+    elif kind == revisits.CHECKPOINT:
+        if not _drop(index["checks"], e["n"]):
+            index["check"] = None
     elif kind in repetition.QUERY_KINDS and not _drop(index["queries"], e["c"]):
         index["query"] = None
     _drop(index["novelty"], e["n"])
@@ -118,13 +144,17 @@ def _counted(entries: list[Entry], index: Mapping[str, Any]) -> list[Entry]:
 def upgrade(state: dict[str, Any]) -> dict[str, Any]:
     """A state stored by an older version (``version`` below STATE_VERSION), in place: tool
     calls' novelty keys as they are made now, each step's novelty kept rather than its
-    similarity, and the index rebuilt from the entries."""
+    similarity, and the index rebuilt from the entries. Entries stored before version 4 have
+    no words and no empty mark: similar_call and same_result do not count them (the results
+    they were sent with are gone)."""
     for e in state["entries"]:
         if e["k"] == "tool_call":
             e["n"] = novelty_key(e["c"], e["r"])
         if "s" in e:
             e["u"] = 1.0 - e.pop("s")
     state["index"] = build_index(state["entries"])
+    state.setdefault("user", None)
+    state.setdefault("flagged", {})
     state["version"] = STATE_VERSION
     return state
 
@@ -139,6 +169,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
     values = config.values
     findings: list[Finding] = []
     repeats = index["calls"].get(index["call"], 0)  # the latest call's copies (none: 0)
+    tool_calls = None
     if repeats >= 2:  # the latest call was made before: a repeat or a cycle is possible
         tool_calls = repetition.calls(entries)
         if ("repeated_call" not in off and repeats >= config.least_repeat
@@ -183,6 +214,22 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
         score = embeddings.window_score(window)
         if f := embeddings.novelty(counted, score, config):
             findings.append(f)
+    result = index["result"]
+    if result is not None:  # the latest call's result: does it repeat, or carry nothing?
+        shared = index["results"][result]
+        if ("similar_call" not in off and (shared >= config.least_similar or index["nothing"]
+                                            and index["empty"] >= config.least_similar)):
+            tool_calls = tool_calls if tool_calls is not None else repetition.calls(entries)
+            if f := lookalike.similar_call(tool_calls, config):
+                findings.append(f)
+        if "same_result" not in off and shared >= config.least_same:
+            tool_calls = tool_calls if tool_calls is not None else repetition.calls(entries)
+            if f := lookalike.same_result(tool_calls, config):
+                findings.append(f)
+    check = index["check"]
+    if (check is not None and index["checks"][check] >= values["revisit_threshold"]
+            and "state_revisit" not in off and (f := revisits.state_revisit(entries, config))):
+        findings.append(f)
     return Answer(state["next"] - 1, findings, CONTINUE.copy(), window, drift_score,
                   config.name_tools, score)
 
@@ -197,11 +244,14 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
     state["next"] = index + 1
     kind = step.get("kind")
     if kind == "user_message" and config.reset_on_user_message:
-        reset(state)
-        state["segmentStart"] = index + 1
-        return state, recommend(state, evaluate(state, config), config)
+        said = user_key(step)
+        if config.reset_on_repeated_user_message or said != state["user"]:
+            reset(state)
+            state.update(segmentStart=index + 1, user=said)
+            return state, answer(state, config)
+        # the same message again ("continue"): a step of the segment, not a reset point
     if kind == THOUGHT:  # skipped by every rule: it breaks no run of copies
-        return state, recommend(state, evaluate(state, config), config)
+        return state, answer(state, config)
     new = entry(step, index, config) if made is None else made
     entries = state["entries"]
     keys = state["index"]
@@ -216,7 +266,37 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
     while len(entries) > history:
         remove(keys, entries.pop(0))
     content.follow(state, step, index, config)
-    return state, recommend(state, evaluate(state, config), config)
+    return state, answer(state, config)
+
+
+def answer(state: dict[str, Any], config: MonitorConfig) -> Answer:
+    """The answer for the step just observed, its recommendation counted, its findings
+    flagged."""
+    out = recommend(state, evaluate(state, config), config)
+    if out.findings:
+        flag(state, out.findings, out.index)
+    return out
+
+
+def flag(state: dict[str, Any], findings: list[Finding], index: int) -> None:
+    flagged = state["flagged"]
+    for f in findings:
+        seen = flagged.get(f.rule)
+        if seen is None:
+            flagged[f.rule] = [index, f.severity]
+        elif f.severity == CRITICAL and seen[1] != CRITICAL:
+            seen[1] = CRITICAL
+
+
+def flags(state: Mapping[str, Any]) -> dict[str, Any]:
+    """``first_flagged`` (the first step at which any rule fired, or None) and ``ever_flagged``
+    (each rule that fired: its first step and the highest severity it reached, in RULES
+    order)."""
+    flagged = state.get("flagged") or {}
+    ever = {rule: {"step": flagged[rule][0], "severity": flagged[rule][1]}
+            for rule in RULES if rule in flagged}
+    first = min((v["step"] for v in ever.values()), default=None)
+    return {"first_flagged": first, "ever_flagged": ever}
 
 
 def inspect(state: Mapping[str, Any], config: MonitorConfig) -> Answer:

@@ -4,7 +4,9 @@ An entry is a small JSON object (it lives in the monitor's state, which is store
 ``i`` the step's index in the run, ``k`` its kind, ``n`` its novelty key, and per kind ``c``
 (the tool-call or text key), ``r`` (the result hash), ``o`` (outcome ``neg``/``pos``/``neu``),
 ``a`` (the tool's name, kept for per-tool policy and, on the stateful surface, for nudges),
-``x`` (exempt tool), ``e`` (the unit-length embedding). Keys are the first 32 hex digits (128
+``x`` (exempt tool), ``z`` (its result carries nothing), ``t`` (the words of its arguments,
+as sorted CRC-32s: what similar_call compares, no text kept), ``e`` (the unit-length
+embedding). Keys are the first 32 hex digits (128
 bits) of the SHA-256 of the canonical form (spec/semantic_loop.md): enough to never collide in
 practice, half the state's size. A tool call's novelty key joins halves of its two keys (still
 128 bits) rather than hashing them again: one SHA-256 less per call.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,7 +26,7 @@ from loopsense.core.canonical import (
     CanonicalError,
     canonical_hash,
     canonical_hash_later,
-    canonical_pair_hash,
+    canonical_pair,
     canonical_string,
 )
 from loopsense.core.monitor.config import RESULT_IGNORE_KEYS, MonitorConfig
@@ -34,6 +37,10 @@ TEXT_KINDS = frozenset({"llm_call", "message", "user_message", "recall", "text_c
 OUTCOMES = {"negative": "neg", "error": "neg", "positive": "pos", "neutral": "neu"}
 
 _SPACE_RUNS = re.compile(f"[{re.escape(WHITE_SPACE)}]+")
+# A word of the arguments' canonical text (lowercase already): a run of ASCII letters and
+# digits, or of non-ASCII UTF-8 bytes (a word of another script stays whole).
+_WORD = re.compile(rb"[a-z0-9\x80-\xff]+")
+_ZERO = (None, False, 0, "", 0.0)
 
 
 def digest(text: str) -> str:
@@ -72,11 +79,29 @@ def _result_later(value: Any, ignore: frozenset[str]) -> Callable[[], str]:
         raise CanonicalError(f"result {exc.issue}") from None
 
 
+def words(text: bytes) -> list[int]:
+    """The words of a canonical text, as sorted distinct CRC-32s (compact in the state, never
+    the words themselves)."""
+    return sorted({zlib.crc32(w) for w in _WORD.findall(text)})
+
+
+def carries_nothing(value: Any, ignore: frozenset[str]) -> bool:
+    """A result that tells the agent nothing: null, false, zero, an empty or blank string, an
+    empty array, or an object whose values all carry nothing (its volatile keys aside)."""
+    if value in _ZERO and not isinstance(value, str) or value == []:
+        return True
+    if isinstance(value, str):
+        return not value.strip(WHITE_SPACE)
+    if isinstance(value, dict):
+        return all(carries_nothing(v, ignore) for k, v in value.items()
+                   if k.lower() not in ignore)
+    return False
+
+
 def settle(e: dict[str, Any], compared: bool) -> None:
     """A tool call's entry made ``later``, completed: its result digested if it may be compared
-    (another call has its key), else dropped (``r`` None, as if sent without one): no rule
-    reads the result of a call made once, for results are compared only between copies of one
-    call. Then its novelty key."""
+    (``compared``: the caller knows some rule may compare it), else dropped (``r`` None, as if
+    sent without one). Then its novelty key. (Its words, ``w``, are the caller's to keep.)"""
     digest = e["r"]
     if digest is not None:
         try:
@@ -88,10 +113,16 @@ def settle(e: dict[str, Any], compared: bool) -> None:
 
 def call_key(action: str | None, args: Any, ignore: frozenset[str]) -> str:
     """The key of ``[action, args]`` (spec/loop_safety.md, Steps)."""
+    return keyed_call(action, args, ignore)[0]
+
+
+def keyed_call(action: str | None, args: Any, ignore: frozenset[str]) -> tuple[str, bytes]:
+    """``call_key`` and the canonical text of ``args``."""
     try:
-        return canonical_pair_hash(action, args, ignore)[:KEY_HEX]
+        key, text = canonical_pair(action, args, ignore)
     except CanonicalError as exc:
         raise CanonicalError(f"args {exc.issue}") from None
+    return key[:KEY_HEX], text
 
 
 def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
@@ -99,8 +130,8 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
     """The entry of one step. Raises CanonicalError (a ValueError naming the limit, never the
     value) when ``args``, ``result`` or ``metadata`` has no canonical form.
 
-    ``later``: a tool call's result is checked but not digested yet; its ``r`` is a function
-    and it has no ``n`` until ``settle``."""
+    ``later``: a tool call's result is checked but not digested yet; its ``r`` is a function,
+    its arguments' text is ``w``, and it has no ``n`` nor ``t`` until ``settle``."""
     kind = step.get("kind")
     out: dict[str, Any]
     if kind == "tool_call":
@@ -108,14 +139,20 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
         policy = config.policy(action)
         own = policy.ignore_keys
         ignore = config.ignore_keys | own if own else config.ignore_keys
-        call = call_key(action, step.get("args"), ignore)
+        call, text = keyed_call(action, step.get("args"), ignore)
         out = {"i": index, "k": kind, "c": call, "r": None,
                "o": OUTCOMES.get(step.get("outcome") or ""), "a": action}
         if "result" in step:
+            result = step["result"]
             volatile = ignore | RESULT_IGNORE_KEYS if own else config.result_ignore_keys
-            out["r"] = (_result_later(step["result"], volatile) if later
-                        else _hash(step["result"], volatile, "result"))
-        if not later:
+            out["r"] = (_result_later(result, volatile) if later
+                        else _hash(result, volatile, "result"))
+            if carries_nothing(result, volatile):
+                out["z"] = 1
+        if later:
+            out["w"] = text
+        else:
+            out["t"] = words(text)
             out["n"] = novelty_key(call, out["r"])
         if policy.exempt:
             out["x"] = 1
@@ -125,6 +162,13 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
     if embedding:
         out["e"] = unit(list(embedding))
     return out
+
+
+def user_key(step: Mapping[str, Any]) -> str:
+    """A user message's text key (its entry's ``c``)."""
+    text = step.get("text")
+    return digest(f"user_message:{normal_text(text)}" if isinstance(text, str)
+                  else "user_message:")
 
 
 def _other(step: Mapping[str, Any], kind: Any, index: int) -> dict[str, Any]:

@@ -169,7 +169,8 @@ SKILLS: tuple[Skill, ...] = (
             ),
         },
         # The rules' thresholds are defined with the rules (core/monitor/config.py).
-        thresholds=thresholds(*(Threshold(*spec) for spec in MONITOR_THRESHOLDS)),
+        thresholds=thresholds(*(Threshold(*spec) for spec in MONITOR_THRESHOLDS
+                                if spec[0] != "revisit_threshold")),  # semantic_loop's, shared
     ),
 )
 
