@@ -39,6 +39,7 @@ DEFAULTS = {"revisit_threshold": 3, "step_count_threshold": 10, "identical_call_
             "content_chunk_chars": 50, "content_repeats": 10, "stagnation_threshold": 3,
             "condensation_limit": 10, "drift_threshold": 0.5, "novelty_window": 5,
             "novelty_floor": 0.15, "history_size": 50, "nudges_before_break": 1,
+            "similar_warn": 4, "similar_critical": 6, "similar_args": 0.5, "same_result_warn": 4,
             # the runs API's own settings
             "run_retention_days": 14, "monitor_disabled": False}
 # name: (low, high on enterprise, one step)
@@ -53,6 +54,8 @@ BOUNDS = {"revisit_threshold": (2, 1000, 1), "step_count_threshold": (2, 10_000,
           "condensation_limit": (2, 100, 1), "drift_threshold": (0.01, 2.0, 0.01),
           "novelty_window": (2, 100, 1), "novelty_floor": (0.0, 1.0, 0.01),
           "history_size": (10, 1000, 1), "nudges_before_break": (0, 10, 1),
+          "similar_warn": (2, 100, 1), "similar_critical": (2, 100, 1),
+          "similar_args": (0.1, 1.0, 0.01), "same_result_warn": (2, 100, 1),
           "run_retention_days": (1, 365, 1)}
 CAPS = {"hobby": 600_000, "team": 3_600_000, "enterprise": 86_400_000}
 

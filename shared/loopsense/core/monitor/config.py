@@ -13,13 +13,10 @@ from dataclasses import dataclass, field
 # Every rule, in the order findings are listed (spec/loop_safety.md, Rules).
 RULES = ("repeated_call", "cycle", "error_streak", "monologue", "content_loop",
          "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call",
-         "same_result", "state_revisit", "run_repeated_call")
+         "same_result", "state_revisit")
 LOOP_RULES = frozenset({"repeated_call", "cycle", "monologue", "content_loop", "repeated_query",
-                        "condensation_loop", "similar_call", "same_result", "state_revisit",
-                        "run_repeated_call"})
+                        "condensation_loop", "similar_call", "same_result", "state_revisit"})
 STUCK_RULES = frozenset({"error_streak", "stagnation"})
-# Rules only the stateful surface (the runs API) evaluates: they read the whole run.
-STATEFUL_RULES = frozenset({"run_repeated_call"})
 
 # (name, default, low, high). An int default means an integer threshold.
 THRESHOLD_SPECS: tuple[tuple[str, int | float, int | float, int | float], ...] = (
@@ -44,7 +41,6 @@ THRESHOLD_SPECS: tuple[tuple[str, int | float, int | float, int | float], ...] =
     ("similar_args", 0.5, 0.1, 1.0),
     ("same_result_warn", 4, 2, 100),
     ("revisit_threshold", 3, 2, 1000),
-    ("run_repeat_warn", 4, 2, 100),
 )
 DEFAULTS: dict[str, int | float] = {name: default for name, default, _, _ in THRESHOLD_SPECS}
 # The thresholds a per-tool policy may set for its own calls.

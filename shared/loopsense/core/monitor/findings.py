@@ -73,8 +73,6 @@ RATIONALES = {
                                  "between",
     ("state_revisit", WARNING): "the same state checkpointed {n} times with no new state "
                                 "between",
-    ("run_repeated_call", WARNING): "{tool} called {n} times with identical arguments across "
-                                    "{agents} agents of the run",
 }
 _FAILED = ("Your last {n} actions failed. Stop retrying; read the errors, change the approach, "
            "or report that you are blocked.")
@@ -110,9 +108,6 @@ NUDGES = {
     ("state_revisit", None): "You have come back to the same state {n} times without getting "
                              "anywhere new. Try a different approach or report that you are "
                              "blocked.",
-    ("run_repeated_call", None): "The agents of this run have called {called} {n} times with "
-                                 "the same arguments. Share the result instead of calling it "
-                                 "again.",
 }
 
 
