@@ -137,7 +137,8 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
         on("state_revisit") and state_revisit(entries, config),
     )
     return Answer(state["next"] - 1, [f for f in candidates if isinstance(f, Finding)],
-                  dict(CONTINUE), [], drift_score, config.name_tools, novelty_score)
+                  dict(CONTINUE), [], drift_score, config.name_tools, novelty_score,
+                  state["flagged"])
 
 
 def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfig) -> Answer:
@@ -167,8 +168,9 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
 
 
 def flagged(state: dict[str, Any], answer: Answer) -> Answer:
+    flags = dict(state["flagged"])  # a copy: earlier answers keep theirs
     for f in answer.findings:
-        first, severity = state["flagged"].get(f.rule, (answer.index, f.severity))
-        state["flagged"][f.rule] = (first, CRITICAL if CRITICAL in (severity, f.severity)
-                                    else WARNING)
+        first, severity = flags.get(f.rule, (answer.index, f.severity))
+        flags[f.rule] = (first, CRITICAL if CRITICAL in (severity, f.severity) else WARNING)
+    state["flagged"] = answer.flagged = flags
     return answer

@@ -364,12 +364,26 @@ def canonical_hash_later(value: Any, ignore_keys: Collection[str] = ()) -> Calla
     """``canonical_hash(value, ignore_keys)`` as a function to call when the digest is needed
     (maybe never): ``value`` is normalized now, so every CanonicalError comes now but those
     only writing finds (a lone surrogate, an int too long to write), which come at the call."""
-    try:
-        form = _normalize(value, ignore_keys, 0)
-    except (_UseReference, RecursionError):
-        digest = canonical_hash(value, ignore_keys)
+    form, digest = canonical_form(value, ignore_keys)
+    if digest is not None:
         return lambda: digest
-    return lambda: hashlib.sha256(_written(form, value, ignore_keys, 0)).hexdigest()
+    return lambda: form_hash(form, value, ignore_keys)
+
+
+def canonical_form(value: Any, ignore_keys: Collection[str] = ()) -> tuple[Any, str | None]:
+    """``canonical_hash_later`` without a function object per value (a trace of thousands
+    keeps them all): the normalized form (two values whose canonical texts are equal have equal
+    forms) and None, for ``form_hash`` to write; or, when only the reference writes the value,
+    None and its digest, made now."""
+    try:
+        return _normalize(value, ignore_keys, 0), None
+    except (_UseReference, RecursionError):
+        return None, canonical_hash(value, ignore_keys)
+
+
+def form_hash(form: Any, value: Any, ignore_keys: Collection[str] = ()) -> str:
+    """``canonical_hash(value, ignore_keys)`` from ``form``, ``canonical_form``'s of it."""
+    return hashlib.sha256(_written(form, value, ignore_keys, 0)).hexdigest()
 
 
 def reference_json(value: Any, ignore_keys: Collection[str] = ()) -> str:

@@ -31,8 +31,8 @@ from loopsense.core.monitor.config import (
     MonitorConfig,
     ToolPolicy,
 )
-from loopsense.core.monitor.monitor import flags, new_state, observe
-from loopsense.core.monitor.steps import THOUGHT, entry, settle, words
+from loopsense.core.monitor.monitor import new_state, observe
+from loopsense.core.monitor.steps import THOUGHT, entry, fingerprint, settle, words
 from loopsense.errors import validation_error
 from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import effective
@@ -172,8 +172,9 @@ def parse(raw: Any, tenant: Mapping[str, Any] | None = None
 def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | None]:
     """Every step's entry (none for thoughts) before any is observed: this skill has the whole
     trace, so a result is digested only if some rule may compare it (its call is made more than
-    once in the trace; similar_call is on, for it compares results across arguments; same_result
-    is on and it carries nothing, failed, or its tool's policy says so), and a call's argument
+    once in the trace; or another call of its tool may have an equal result, by the results'
+    fingerprints, and similar_call is on, or same_result is on and it failed or its tool's
+    policy says so; or it carries nothing and similar_call is on), and a call's argument
     words are kept only if similar_call may compare them: its result carries nothing, or another
     call of its tool with other arguments got the same result. The answers are the runs API's,
     which keeps everything (tests/integration/test_runs_match_the_skill.py). A step without a
@@ -188,8 +189,14 @@ def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | N
     tool_calls = [e for e in made if e is not None and e["k"] == "tool_call"]
     calls = Counter(e["c"] for e in tool_calls)
     similar, same = config.on("similar_call"), config.on("same_result")
-    for e in tool_calls:
-        compared = similar or calls[e["c"]] > 1 or same and (
+    # Across arguments a result is compared only with an equal one of the same tool (or, by
+    # similar_call, with any other that carries nothing): one alone in its (tool, form) group
+    # needs no digest. A form without a cheap fingerprint is always digested.
+    prints = [(e["a"], fingerprint(e.get("f"))) for e in tool_calls]
+    groups = Counter(p for p in prints if p[1] is not None)
+    for e, key in zip(tool_calls, prints, strict=True):
+        across = key[1] is None or groups[key] > 1
+        compared = calls[e["c"]] > 1 or similar and ("z" in e or across) or same and across and (
             "z" in e or e["o"] == "neg" or config.policy(e["a"]).same_result)
         try:
             settle(e, compared)
@@ -225,4 +232,4 @@ def run(raw: Any, tenant_thresholds: Mapping[str, Any] | None = None) -> dict[st
                              "action": answer.recommendation["action"]})
     assert answer is not None  # at least one step
     return {"steps": len(parsed.steps), "segmentStart": state["segmentStart"],
-            **answer.signal(), **flags(state), "timeline": timeline}
+            **answer.signal(), "timeline": timeline}

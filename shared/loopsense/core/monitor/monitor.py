@@ -231,7 +231,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
             and "state_revisit" not in off and (f := revisits.state_revisit(entries, config))):
         findings.append(f)
     return Answer(state["next"] - 1, findings, CONTINUE.copy(), window, drift_score,
-                  config.name_tools, score)
+                  config.name_tools, score, state["flagged"])
 
 
 def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfig,
@@ -274,29 +274,24 @@ def answer(state: dict[str, Any], config: MonitorConfig) -> Answer:
     flagged."""
     out = recommend(state, evaluate(state, config), config)
     if out.findings:
-        flag(state, out.findings, out.index)
+        out.flagged = flag(state, out.findings, out.index)
     return out
 
 
-def flag(state: dict[str, Any], findings: list[Finding], index: int) -> None:
+def flag(state: dict[str, Any], findings: list[Finding], index: int) -> dict[str, Any]:
+    """The state's ``flagged`` with ``findings``: a new object when they change it (rarely),
+    so the one an earlier answer holds stays as it was at that step."""
     flagged = state["flagged"]
+    changed = None
     for f in findings:
-        seen = flagged.get(f.rule)
-        if seen is None:
-            flagged[f.rule] = [index, f.severity]
-        elif f.severity == CRITICAL and seen[1] != CRITICAL:
-            seen[1] = CRITICAL
-
-
-def flags(state: Mapping[str, Any]) -> dict[str, Any]:
-    """``first_flagged`` (the first step at which any rule fired, or None) and ``ever_flagged``
-    (each rule that fired: its first step and the highest severity it reached, in RULES
-    order)."""
-    flagged = state.get("flagged") or {}
-    ever = {rule: {"step": flagged[rule][0], "severity": flagged[rule][1]}
-            for rule in RULES if rule in flagged}
-    first = min((v["step"] for v in ever.values()), default=None)
-    return {"first_flagged": first, "ever_flagged": ever}
+        seen = (changed or flagged).get(f.rule)
+        if seen is None or f.severity == CRITICAL and seen[1] != CRITICAL:
+            changed = changed or dict(flagged)
+            changed[f.rule] = [index if seen is None else seen[0], f.severity]
+    if changed is not None:
+        state["flagged"] = changed
+        return changed
+    return flagged
 
 
 def inspect(state: Mapping[str, Any], config: MonitorConfig) -> Answer:

@@ -15,8 +15,8 @@ below 0.7 while they are all warnings. Both only grow with more evidence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from loopsense.core.monitor import embeddings
@@ -38,6 +38,9 @@ class Answer:
     drift_score: float | int
     name_tools: bool
     score: float | None = None  # the novelty score, if evaluating the rules needed it
+    # The run's flags (the state's ``flagged``, shared: the step's own findings are flagged
+    # into it after evaluation), so every answer that shows a signal shows them.
+    flagged: Mapping[str, list[Any]] = field(default_factory=dict)
 
     @property
     def novelty_score(self) -> float:
@@ -76,7 +79,18 @@ class Answer:
             "rationale": rationale(strongest, self.name_tools) if strongest else NOTHING,
             "findings": [f.as_dict(self.name_tools) for f in self.findings],
             "recommendation": self.recommendation,
+            **flags(self.flagged),
         }
+
+
+def flags(flagged: Mapping[str, list[Any]]) -> dict[str, Any]:
+    """``first_flagged`` (the first step at which any rule fired, or None) and ``ever_flagged``
+    (each rule that fired: its first step and the highest severity it reached, in RULES
+    order), from a state's ``flagged``."""
+    ever = {rule: {"step": flagged[rule][0], "severity": flagged[rule][1]}
+            for rule in RULES if rule in flagged}
+    first = min((v["step"] for v in ever.values()), default=None)
+    return {"first_flagged": first, "ever_flagged": ever}
 
 
 def _rank(f: Finding) -> tuple[float, int]:

@@ -25,9 +25,10 @@ from loopsense.core.canonical import (
     WHITE_SPACE,
     CanonicalError,
     canonical_hash,
-    canonical_hash_later,
+    canonical_form,
     canonical_pair,
     canonical_string,
+    form_hash,
 )
 from loopsense.core.monitor.config import RESULT_IGNORE_KEYS, MonitorConfig
 
@@ -40,7 +41,6 @@ _SPACE_RUNS = re.compile(f"[{re.escape(WHITE_SPACE)}]+")
 # A word of the arguments' canonical text (lowercase already): a run of ASCII letters and
 # digits, or of non-ASCII UTF-8 bytes (a word of another script stays whole).
 _WORD = re.compile(rb"[a-z0-9\x80-\xff]+")
-_ZERO = (None, False, 0, "", 0.0)
 
 
 def digest(text: str) -> str:
@@ -72,11 +72,23 @@ def _hash(value: Any, ignore: frozenset[str], field: str) -> str:
         raise CanonicalError(f"{field} {exc.issue}") from None
 
 
-def _result_later(value: Any, ignore: frozenset[str]) -> Callable[[], str]:
+def _result_later(value: Any, ignore: frozenset[str]) -> tuple[Any, str | None]:
     try:
-        return canonical_hash_later(value, ignore)
+        return canonical_form(value, ignore)
     except CanonicalError as exc:
         raise CanonicalError(f"result {exc.issue}") from None
+
+
+def fingerprint(form: Any) -> Any:
+    """A hashable stand-in for a normalized form that equal forms share (unequal ones may too),
+    or None when there is none cheap to make (a nested result): lets a whole trace find the
+    results that no other call can share before digesting any."""
+    if type(form) is dict:  # its values: few objects for the collector to track
+        try:
+            return frozenset(form.values())
+        except TypeError:  # a value is an object or an array
+            return None
+    return None if type(form) is list else form
 
 
 def words(text: bytes) -> list[int]:
@@ -88,24 +100,40 @@ def words(text: bytes) -> list[int]:
 def carries_nothing(value: Any, ignore: frozenset[str]) -> bool:
     """A result that tells the agent nothing: null, false, zero, an empty or blank string, an
     empty array, or an object whose values all carry nothing (its volatile keys aside)."""
-    if value in _ZERO and not isinstance(value, str) or value == []:
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():  # most results: the first value carries something
+            kind = type(item)
+            if kind is str:
+                something = bool(item.strip(WHITE_SPACE))
+            elif kind is bool or item is None:
+                something = item is True
+            elif kind is int or kind is float:
+                something = item != 0
+            else:
+                something = not carries_nothing(item, ignore)
+            if something and key.lower() not in ignore:
+                return False
         return True
-    if isinstance(value, str):
+    if kind is str:
         return not value.strip(WHITE_SPACE)
-    if isinstance(value, dict):
-        return all(carries_nothing(v, ignore) for k, v in value.items()
-                   if k.lower() not in ignore)
-    return False
+    if kind is list:
+        return not value
+    return value is None or value is False or (kind is int or kind is float) and value == 0
 
 
 def settle(e: dict[str, Any], compared: bool) -> None:
     """A tool call's entry made ``later``, completed: its result digested if it may be compared
     (``compared``: the caller knows some rule may compare it), else dropped (``r`` None, as if
     sent without one). Then its novelty key. (Its words, ``w``, are the caller's to keep.)"""
-    digest = e["r"]
-    if digest is not None:
+    if e["r"] is not None:
+        form, value, ignore, digest = e.pop("f"), e.pop("v"), e.pop("g"), e["r"]
         try:
-            e["r"] = digest()[:KEY_HEX] if compared else None
+            if not compared:
+                e["r"] = None
+            else:
+                e["r"] = (digest if digest is not True else form_hash(form, value, ignore)
+                          )[:KEY_HEX]
         except CanonicalError as exc:
             raise CanonicalError(f"result {exc.issue}") from None
     e["n"] = novelty_key(e["c"], e["r"])
@@ -130,8 +158,10 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
     """The entry of one step. Raises CanonicalError (a ValueError naming the limit, never the
     value) when ``args``, ``result`` or ``metadata`` has no canonical form.
 
-    ``later``: a tool call's result is checked but not digested yet; its ``r`` is a function,
-    its arguments' text is ``w``, and it has no ``n`` nor ``t`` until ``settle``."""
+    ``later``: a tool call's result is checked but not digested yet (``r`` is True, or its
+    digest when only the reference could write it; ``f`` its normalized form, ``v`` and ``g``
+    the result and the keys it drops), its arguments' text is ``w``, and it has no ``n`` nor
+    ``t`` until ``settle``."""
     kind = step.get("kind")
     out: dict[str, Any]
     if kind == "tool_call":
@@ -145,8 +175,11 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
         if "result" in step:
             result = step["result"]
             volatile = ignore | RESULT_IGNORE_KEYS if own else config.result_ignore_keys
-            out["r"] = (_result_later(result, volatile) if later
-                        else _hash(result, volatile, "result"))
+            if later:  # its form, the value and keys to write it by, or its digest made
+                form, digest = _result_later(result, volatile)
+                out.update(r=True if digest is None else digest, f=form, v=result, g=volatile)
+            else:
+                out["r"] = _hash(result, volatile, "result")
             if carries_nothing(result, volatile):
                 out["z"] = 1
         if later:

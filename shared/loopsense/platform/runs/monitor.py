@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from loopsense.core.canonical import CanonicalError
 from loopsense.core.instants import DAY_S, stamp
 from loopsense.core.monitor.config import MonitorConfig
-from loopsense.core.monitor.monitor import flags, inspect, new_state, observe, reset
+from loopsense.core.monitor.monitor import inspect, new_state, observe, reset
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.access.catalog import CATALOG
 from loopsense.platform.access.gate import Admitted, Gate, Offer
@@ -298,7 +298,7 @@ class Runs:
         state = agent.body["monitor"]
         return {"runId": run_id, "agentId": agent_id, "monitor_disabled": False,
                 "sequence": state["next"], "segmentStart": state["segmentStart"],
-                "signal": {**inspect(state, config).signal(), **flags(state)},
+                "signal": inspect(state, config).signal(),
                 "retention": self.retention(caller, agent.expires_at)}
 
     # POST /v1/runs/{runId}/agents --------------------------------------------------------------
