@@ -86,12 +86,10 @@ def _threshold_schema(threshold: Any) -> dict[str, Any]:
 def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
     """The bodies whose rules live in the catalog and the features' constants, not a model."""
     from loopsense.core.monitor.config import THRESHOLD_SPECS
-    from loopsense.platform.access.catalog import CATALOG
     from loopsense.platform.telemetry.failure_groups import CLASSES, RETENTION, SEVERITIES
     from loopsense.skills.run_monitor import Settings
     from loopsense.skills.thresholds import THRESHOLDS
 
-    monitor = CATALOG["agent.run_monitor"].thresholds
     settings = TypeAdapter(Settings).json_schema(ref_template=REF)
     settings["properties"].pop("objective_embedding")  # set per agent here
     nullable = {name: {"anyOf": [_threshold_schema(t), {"type": "null"}],
@@ -123,7 +121,7 @@ def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
                             "properties": {"time_budget_ms": nullable["time_budget_ms"]}},
         "RunConfig": {**settings, "title": "RunConfig", "properties": {
             **settings["properties"],
-            **{spec[0]: _threshold_schema(monitor[spec[0]]) for spec in THRESHOLD_SPECS}}},
+            **{spec[0]: _threshold_schema(THRESHOLDS[spec[0]]) for spec in THRESHOLD_SPECS}}},
         "SeverityRouting": {"type": "object", "additionalProperties": False, "properties": {
             cls: {"enum": list(SEVERITIES)} for cls in CLASSES}},
         "TelemetrySettings": {"type": "object", "additionalProperties": False, "properties": {

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from loopsense.core.monitor import content, embeddings, lookalike, repetition, revisits, streaks
-from loopsense.core.monitor.config import RULES, MonitorConfig
+from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import CRITICAL, Finding
 from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
 from loopsense.core.monitor.steps import THOUGHT, entry, novelty_key, user_key

@@ -18,14 +18,14 @@ import hashlib
 import math
 import re
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from loopsense.core.canonical import (
     WHITE_SPACE,
     CanonicalError,
-    canonical_hash,
     canonical_form,
+    canonical_hash,
     canonical_pair,
     canonical_string,
     form_hash,
