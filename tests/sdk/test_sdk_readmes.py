@@ -103,7 +103,7 @@ def test_python_readme_block(block: Block, server: Server, tmp_path: Path) -> No
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """An ES module project with the built SDK, every ts block compiled (one tsc run) into
+    """An ES module project with the built SDK (and `ai`), every ts block compiled (one tsc run) into
     out/, every js block as a .cjs file."""
     if NPM is None or NODE is None:
         pytest.skip("npm is not installed")
@@ -113,6 +113,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     modules = folder / "node_modules"
     (modules / "@loopsense").mkdir(parents=True)
     (modules / "@loopsense" / "sdk").symlink_to(PACKAGE, target_is_directory=True)
+    # The Vercel AI SDK block's `ai`: the version npm installs on Node 20 (the dev dependency
+    # alias ai6; its own dependencies resolve from where it really is).
+    (modules / "ai").symlink_to(PACKAGE / "node_modules" / "ai6", target_is_directory=True)
     (modules / "@types").mkdir()
     (modules / "@types" / "node").symlink_to(PACKAGE / "node_modules" / "@types" / "node",
                                              target_is_directory=True)
@@ -125,7 +128,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             (folder / f"block{index}.cjs").write_text(block.code, encoding="utf-8")
     (folder / "tsconfig.json").write_text(json.dumps({"compilerOptions": {
         "module": "NodeNext", "moduleResolution": "NodeNext", "target": "ES2022",
-        "strict": True, "types": ["node"], "rootDir": ".", "outDir": "out"}, "files": sources}))
+        "strict": True, "types": ["node"], "rootDir": ".", "outDir": "out",
+        "skipLibCheck": True}, "files": sources}))  # as `tsc --init` sets it (ai's .d.ts need it)
     run(NODE, str(PACKAGE / "node_modules" / "typescript" / "bin" / "tsc"), "-p", ".",
         cwd=folder)
     yield folder

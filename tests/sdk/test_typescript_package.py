@@ -64,9 +64,12 @@ def test_the_package_declares_the_types_its_d_ts_use(tarball: Path) -> None:
     declarations = "".join(p.read_text(encoding="utf-8") for p in dist.rglob("*.d.ts"))
     if 'reference types="node"' in declarations:
         assert "@types/node" in manifest.get("peerDependencies", {})
-    for condition in ("import", "require"):
-        target = manifest["exports"]["."][condition]
-        assert (PACKAGE / target["types"]).is_file() and (PACKAGE / target["default"]).is_file()
+    entries = [e for name, e in manifest["exports"].items() if name != "./package.json"]
+    assert len(entries) >= 2  # "." and the "./vercel-ai" adapter
+    for entry in entries:
+        for condition in ("import", "require"):
+            target = entry[condition]
+            assert (PACKAGE / target["types"]).is_file() and (PACKAGE / target["default"]).is_file()
 
 
 ESM_CONSUMER = """
