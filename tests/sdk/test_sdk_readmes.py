@@ -103,8 +103,8 @@ def test_python_readme_block(block: Block, server: Server, tmp_path: Path) -> No
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """An ES module project with the built SDK (and `ai`), every ts block compiled (one tsc run) into
-    out/, every js block as a .cjs file."""
+    """An ES module project with the built SDK (and `ai`), every ts block compiled (one tsc run)
+    into out/, every js block as a .cjs file."""
     if NPM is None or NODE is None:
         pytest.skip("npm is not installed")
     install_and_build()
