@@ -1,6 +1,6 @@
 """The MCP gateway with the official mcp package: the package's own client session talks, through
-``loopsense-mcp-gateway`` (a subprocess), to a scripted tool server, with a running
-`loopsense serve` as the run monitor. A call repeated with the same arguments and result gets the
+``loopsense-mcp-gateway`` (a subprocess; over stdio, and over streamable HTTP with ``--listen``),
+to a scripted tool server, with a running `loopsense serve` as the run monitor. A call repeated with the same arguments and result gets the
 nudge appended to its result, then (policy stop) an ``isError`` answer with the reason; a
 polling call whose result changes is passed unchanged; every other message (initialize,
 tools/list, resources, prompts, notifications) passes through as a direct session sees it; with
@@ -10,12 +10,16 @@ the steps kept arrive once it is back, each once."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 import socket
+import subprocess
 import sys
 import threading
 import time
 import uuid
 from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
@@ -26,6 +30,7 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from loopsense_sdk import Client  # noqa: E402
 from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from tests.e2e.server import DEV_KEY, Server  # noqa: E402
 
@@ -46,12 +51,38 @@ def gateway(url: str, run: str, policy: str, cli: bool = False) -> StdioServerPa
               sys.executable, str(SCRIPTED)])
 
 
-async def session_calls(params: StdioServerParameters, *plan: tuple[str, int]) -> tuple[
+Connect = Callable[[], Any]  # -> the async context manager of a client transport's streams
+
+
+def over_stdio(params: StdioServerParameters) -> Connect:
+    return lambda: stdio_client(params)
+
+
+@contextlib.contextmanager
+def listening(params: StdioServerParameters) -> Iterator[Connect]:
+    """The gateway serving streamable HTTP (``--listen 127.0.0.1:0``): a connect to its URL."""
+    command = [params.command, *params.args]
+    split = command.index("--")
+    process = subprocess.Popen([*command[:split], "--listen", "127.0.0.1:0", *command[split:]],
+                               stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # the URL, once it listens
+        found = re.search(r"http://\S+", line)
+        assert found, line
+        url = found.group(0)
+        yield lambda: streamable_http_client(url)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def session_calls(connect: Connect, *plan: tuple[str, int]) -> tuple[
         list[Any], list[str], float]:
     """``n`` calls of each ``(tool, n)`` in turn, in one session; the results, the tools
     listed, the slowest call (s)."""
     results, slowest = [], 0.0
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with connect() as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         listed = [t.name for t in (await session.list_tools()).tools]
         for tool, n in plan:
@@ -69,7 +100,21 @@ def texts(result: Any) -> list[str]:
 def test_polling_passes_unchanged_then_a_looping_call_is_nudged_then_refused(
         server: Server) -> None:
     run = "mcp:" + uuid.uuid4().hex[:12]
-    results, listed, _ = anyio.run(session_calls, gateway(server.url, run, "stop", cli=True),
+    connect = over_stdio(gateway(server.url, run, "stop", cli=True))
+    check_poll_then_loop(server, run, connect)
+
+
+def test_over_streamable_http_the_same_and_every_other_message_unchanged(
+        server: Server) -> None:
+    run = "mcp:" + uuid.uuid4().hex[:12]
+    with listening(gateway(server.url, run, "stop")) as connect:
+        through = anyio.run(every_other_message, connect)  # a session of its own, then another
+        check_poll_then_loop(server, run, connect)
+    assert through == direct_messages()
+
+
+def check_poll_then_loop(server: Server, run: str, connect: Connect) -> None:
+    results, listed, _ = anyio.run(session_calls, connect,
                                    ("job_progress", 10), ("export_status", 8))
     assert listed == ["announce", "export_status", "job_progress"]  # tools/list passed through
     polled, looped = results[:10], results[10:]
@@ -90,14 +135,13 @@ def test_with_loopsense_down_calls_pass_unchanged_within_the_timeout() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         closed = sock.getsockname()[1]
-    results, _, slowest = anyio.run(session_calls, gateway(f"http://127.0.0.1:{closed}",
-                                                           "mcp:down", "stop"),
-                                    ("export_status", 10))
+    results, _, slowest = anyio.run(session_calls, over_stdio(gateway(
+        f"http://127.0.0.1:{closed}", "mcp:down", "stop")), ("export_status", 10))
     assert all(texts(r) == ['{"state": "pending"}'] and not r.is_error for r in results)
     assert slowest < TIMEOUT + MARGIN, slowest
 
 
-async def every_other_message(params: StdioServerParameters) -> dict[str, Any]:
+async def every_other_message(connect: Connect) -> dict[str, Any]:
     """What a session sees of the messages other than a reported tools/call: the initialize
     result, each list and read, and the log notification a tool sends (server to client)."""
     logged: list[Any] = []
@@ -105,7 +149,7 @@ async def every_other_message(params: StdioServerParameters) -> dict[str, Any]:
     async def on_log(params: Any) -> None:
         logged.append(params.model_dump(mode="json"))
 
-    async with stdio_client(params) as (read, write), \
+    async with connect() as (read, write), \
             ClientSession(read, write, logging_callback=on_log) as session:
         init = (await session.initialize()).model_dump(mode="json")
         seen = {
@@ -122,11 +166,17 @@ async def every_other_message(params: StdioServerParameters) -> dict[str, Any]:
     return {**seen, "logged": logged}
 
 
-def test_every_other_message_passes_through_unchanged(server: Server) -> None:
+@functools.cache
+def direct_messages() -> dict[str, Any]:
+    """What a session straight to the scripted server sees (once per test run)."""
     direct = StdioServerParameters(command=sys.executable, args=[str(SCRIPTED)])
-    through = anyio.run(every_other_message, gateway(server.url, "mcp:" + uuid.uuid4().hex[:12],
-                                                     "stop"))
-    assert through == anyio.run(every_other_message, direct)
+    return anyio.run(every_other_message, over_stdio(direct))
+
+
+def test_every_other_message_passes_through_unchanged(server: Server) -> None:
+    through = anyio.run(every_other_message, over_stdio(gateway(
+        server.url, "mcp:" + uuid.uuid4().hex[:12], "stop")))
+    assert through == direct_messages()
     assert through["logged"] and through["logged"][0]["data"] == "announced"
     assert [r["uri"] for r in through["resources"]["resources"]] == ["notes://readme"]
 

@@ -156,6 +156,25 @@ def test_at_most_max_pending_steps_are_kept_the_oldest_dropped(server: Server,
     assert events.sequence == 5
 
 
+def test_flush_tries_once_when_the_backoff_outlasts_it(server: Server,
+                                                       proxy: FaultProxy) -> None:
+    """The gateway's exit flush (2 s) after a failure whose backoff is longer: one attempt at
+    once rather than none, so what is kept arrives when the service is back."""
+    run = run_id()
+    client = Client(DEV_KEY, proxy.url, backoff_base=30, backoff_max=30)
+    tracker = client.runs.track(run, agent_id="ari", timeout=TIMEOUT)
+    proxy.down()
+    assert tracker.tool_call("read_file", {"path": "a"}, result=1).degraded
+    proxy.up()
+    assert tracker.flush(timeout=2) is True
+    assert _sequence(server, run) == 1
+    proxy.down()
+    tracker.tool_call("read_file", {"path": "b"}, result=2)
+    start = time.monotonic()
+    assert tracker.flush(timeout=2) is False  # down still: that one attempt, then no loop
+    assert time.monotonic() - start < TIMEOUT + MARGIN
+
+
 def test_signal_and_circuit_break_are_bounded_too(server: Server, proxy: FaultProxy) -> None:
     run = run_id()
     tracker = Client(DEV_KEY, proxy.url).runs.track(run, agent_id="ari", timeout=TIMEOUT)

@@ -13,7 +13,8 @@
  * tracker is answered as a nudge once).
  *
  * Never blocking, never rejecting into the agent (AgentLoopDetected aside): each step gets
- * `timeoutMs` (default 2,000) in all, one attempt. When the service is slow, failing or down the
+ * `timeoutMs` (default 2,000) in all from the moment it is called, one attempt, also when it
+ * waits behind another call of the same tracker (calls are sent one at a time, in order). When the service is slow, failing or down the
  * step resolves `continue` with `degraded: true` and is kept to send later; after a failure no
  * request is made until the client's backoff has passed (steps are only kept meanwhile). Kept
  * steps go first, in order, with the next step or `flush()`; at most `maxPending` (default
@@ -152,9 +153,9 @@ export class Tracker {
 
   /** Any runs-API step; the verdict after it, per the policy. */
   step(step: RunStep | Step): Promise<StepAnswer> {
-    return this.#serial(async () => {
+    return this.#serial(this.timeoutMs, degraded, async (left) => {
       this.#keep({ ...step, agentId: this.agentId });
-      const result = await this.#deliver(this.timeoutMs);
+      const result = await this.#deliver(left());
       if (result === null || this.pending > 0) return degraded();
       const answer = this.#answer(result);
       if (answer.action === "break" && this.policy === "stop") throw new AgentLoopDetected(answer);
@@ -164,11 +165,11 @@ export class Tracker {
 
   /** The agent's verdict now (kept steps are sent first); null when degraded. */
   signal(): Promise<SignalResult | null> {
-    return this.#serial(async () => {
-      if ((await this.#deliver(this.timeoutMs)) === null && this.pending > 0) return null;
+    return this.#serial(this.timeoutMs, () => null, async (left) => {
+      if ((await this.#deliver(left())) === null && this.pending > 0) return null;
       try {
         return (await this.#client.request(RUN_SIGNAL, {
-          params: { runId: this.runId }, query: { agentId: this.agentId }, deadlineMs: this.timeoutMs, maxAttempts: 1,
+          params: { runId: this.runId }, query: { agentId: this.agentId }, deadlineMs: left(), maxAttempts: 1,
         })) as SignalResult;
       } catch {
         return null;
@@ -178,12 +179,12 @@ export class Tracker {
 
   /** Snapshot and clear working memory, reset this agent's monitor; null when degraded. */
   circuitBreak(reason: string): Promise<CircuitBreak | null> {
-    return this.#serial(async () => {
-      await this.#deliver(this.timeoutMs);
+    return this.#serial(this.timeoutMs, () => null, async (left) => {
+      await this.#deliver(left());
       try {
         const broken = (await this.#client.request(RUN_CIRCUIT_BREAK, {
           params: { runId: this.runId }, body: { reason, agentId: this.agentId }, idempotencyKey: randomUUID(),
-          deadlineMs: this.timeoutMs,
+          deadlineMs: left(),
         })) as CircuitBreak;
         this.#nudged = false;
         return broken;
@@ -193,19 +194,24 @@ export class Tracker {
     });
   }
 
-  /** Send what is kept, waiting out the backoff, for at most `timeoutMs`; false if some is still
-   * kept. Never rejects. */
+  /** Send what is kept, for at most `timeoutMs`, waiting out the backoff when it ends in time,
+   * else trying once at once (a backoff longer than the flush would otherwise keep everything
+   * even when the service is back); false if some is still kept. Never rejects. */
   flush(timeoutMs = 10_000): Promise<boolean> {
-    return this.#serial(async () => {
-      const end = performance.now() + timeoutMs;
+    return this.#serial(timeoutMs, () => false, async (remaining) => {
+      let forced = false;
       while (this.pending > 0) {
-        const left = end - performance.now();
+        const left = remaining();
         if (left <= 0) return false;
         const wait = this.#retryAt - performance.now();
         if (wait > 0) {
-          if (wait >= left) return false;
-          await sleep(wait);
-          continue;
+          if (wait < left) {
+            await sleep(wait);
+            continue;
+          }
+          if (forced) return false;
+          forced = true; // one attempt, not a retry loop
+          this.#retryAt = performance.now();
         }
         await this.#deliver(Math.min(this.timeoutMs, left));
       }
@@ -214,11 +220,21 @@ export class Tracker {
   }
 
   // ---- internals ------------------------------------------------------------------------------
-  /** One operation at a time, in call order (steps are sent in the order they were recorded). */
-  #serial<T>(operation: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(operation, operation);
+  /** One operation at a time, in call order (steps are sent in the order they were recorded),
+   * each answered within `budgetMs` of its call: queued behind a slow one, it resolves
+   * `fallback()` when its time is up (it still runs when its turn comes, with what is left of its
+   * budget, so its step is kept in order). `left()` is what is left of the budget. */
+  #serial<T>(budgetMs: number, fallback: () => T, operation: (left: () => number) => Promise<T>): Promise<T> {
+    const end = performance.now() + budgetMs;
+    const left = (): number => Math.max(0, end - performance.now());
+    const turn = (): Promise<T> => operation(left);
+    const run = this.#queue.then(turn, turn);
     this.#queue = run.catch(() => undefined);
-    return run;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<T>((resolve) => {
+      timer = setTimeout(() => resolve(fallback()), budgetMs);
+    });
+    return Promise.race([run, late]).finally(() => clearTimeout(timer));
   }
 
   #keep(step: Step): void {

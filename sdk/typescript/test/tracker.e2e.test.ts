@@ -3,7 +3,8 @@
  * skipped without it): a looping agent is nudged then stopped; a polling agent is never nudged;
  * with the server stopped, then slowed past the tracker's timeout (a loopback proxy here), each
  * step resolves within the timeout plus a margin, degraded, at most maxPending are kept (the
- * oldest dropped, counted), and once back everything kept arrives once (the server's count).
+ * oldest dropped, counted), and once back everything kept arrives once (the server's count);
+ * calls made at once are each answered within the timeout from their own call.
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -146,6 +147,30 @@ describe("the run tracker against a real server", { skip }, () => {
       assert.equal(last.degraded, false);
       assert.deepEqual([tracker.pending, tracker.dropped, tracker.refused, tracker.sent], [0, 0, 0, 34]);
       assert.equal(await sequence(runId), 34);
+
+      // Calls made at once, the service answering in a bit less than the timeout: each is
+      // answered within its own timeout from its call, not after the calls queued before it.
+      await proxy.slow(TIMEOUT_MS * 0.6);
+      const start = performance.now();
+      const together = await Promise.all([0, 1, 2, 3].map(async (i) => {
+        const answer = await tracker.toolCall("search", { q: `together ${i}` }, { result: i });
+        return { answer, ms: performance.now() - start };
+      }));
+      assert.ok(together.every((t) => t.ms < TIMEOUT_MS + MARGIN_MS), JSON.stringify(together.map((t) => t.ms)));
+      assert.ok(together.some((t) => t.answer.degraded));
+      await proxy.up();
+      assert.equal(await tracker.flush(5_000), true);
+      assert.deepEqual([tracker.pending, tracker.dropped, tracker.refused], [0, 0, 0]);
+      assert.equal(await sequence(runId), 38); // each step once, also those sent again after a lost answer
+
+      // A flush shorter than the backoff after a failure tries once at once (the exit flush).
+      const patient = new Client({ baseUrl: proxy.url, apiKey, backoffBaseMs: 30_000, backoffMaxMs: 30_000 });
+      const once = patient.runs.track({ runId: `trk:${randomUUID()}`, agentId: "ari", timeoutMs: TIMEOUT_MS });
+      await proxy.down();
+      assert.equal((await looping(once)).degraded, true);
+      await proxy.up();
+      assert.equal(await once.flush(2_000), true);
+      assert.equal(await sequence(once.runId), 1);
 
       const bounded = client.runs.track({ runId: `trk:${randomUUID()}`, agentId: "ari", timeoutMs: TIMEOUT_MS, maxPending: 5 });
       await proxy.down();

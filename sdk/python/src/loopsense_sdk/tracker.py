@@ -227,10 +227,13 @@ class Tracker:
             return self._kept()
 
     def flush(self, timeout: float = 10.0) -> bool:
-        """Send what is kept, waiting out the backoff, for at most ``timeout`` seconds; False
-        if some is still kept (never raises)."""
+        """Send what is kept, for at most ``timeout`` seconds, waiting out the backoff when it
+        ends in time, else trying once at once (at exit, a backoff longer than the flush would
+        otherwise lose what is kept even when the service is back); False if some is still kept
+        (never raises)."""
         clock = self._client._clock
         end = clock() + timeout
+        forced = False
         with self._lock:
             self._take_inbox()
             while self._unsent or self._inflight:
@@ -239,10 +242,12 @@ class Tracker:
                     return False
                 wait = self._retry_at - clock()
                 if wait > 0:
-                    if wait >= left:
+                    if wait < left:
+                        self._client._sleep(wait)
+                        continue
+                    if forced:
                         return False
-                    self._client._sleep(wait)
-                    continue
+                    forced, self._retry_at = True, clock()  # one attempt, not a retry loop
                 self._deliver(min(self.timeout, left))
         return True
 

@@ -1,21 +1,27 @@
 """The MCP gateway (``pip install "loopsense-sdk[mcp]"``; spec/integrations.md, "MCP gateway"):
-an MCP server over stdio that starts the real MCP server as its child and passes every JSON-RPC
-message through unchanged, both ways, except the answers to ``tools/call``:
+an MCP server over stdio (or streamable HTTP with ``--listen``) that starts the real MCP server
+as its child and passes every JSON-RPC message through unchanged, both ways, except the answers
+to ``tools/call``:
 
     loopsense-mcp-gateway --run RUN_ID [--agent ID] [--policy observe|nudge|stop] \\
-        [--api-url URL] [--api-key KEY] [--timeout S] -- <command of the real server...>
+        [--api-url URL] [--api-key KEY] [--timeout S] [--listen HOST:PORT] \\
+        -- <command of the real server...>
 
 Each ``tools/call`` is reported, with its arguments and result, to the run monitor (a run
 tracker, loopsense_sdk.tracker). On a nudge the nudge is appended to that call's result as a
 text content item; on a break with policy ``stop`` the call is answered with ``isError: true``
 and the reason instead of its result. When loopsense is slow or down the answer is forwarded
 unchanged after at most the tracker's timeout (its steps are kept and sent once it is back).
-The official ``mcp`` package's stdio transports do the framing and run the child.
+Each answer is reported in a task of its own, so the other messages from the server (its
+notifications, the answers to other calls) never wait on loopsense.
+The official ``mcp`` package's transports do the framing and run the child; with ``--listen``
+each HTTP session gets a child of its own (mcp_http.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -47,11 +53,12 @@ class Gateway:
                   server_write: Any) -> None:
         async with anyio.create_task_group() as tasks:
             async def upstream() -> None:
-                await self._client_to_server(client_read, server_write)
+                with contextlib.suppress(anyio.ClosedResourceError):  # closed by an HTTP DELETE
+                    await self._client_to_server(client_read, server_write)
                 tasks.cancel_scope.cancel()  # the client went away: stop
 
             tasks.start_soon(upstream)
-            tasks.start_soon(self._server_to_client, server_read, client_write)
+            tasks.start_soon(self._server_to_client, server_read, client_write, tasks)
 
     async def _client_to_server(self, read: Any, write: Any) -> None:
         async for item in read:
@@ -63,15 +70,19 @@ class Gateway:
                 self._calls[message.id] = (str(params.get("name", "")), params.get("arguments"))
             await write.send(item)
 
-    async def _server_to_client(self, read: Any, write: Any) -> None:
+    async def _server_to_client(self, read: Any, write: Any, tasks: Any) -> None:
         async for item in read:
             if isinstance(item, Exception):
                 continue
             message = item.message
             if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id in self._calls:
                 tool, arguments = self._calls.pop(message.id)
-                item = await self._reported(item, tool, arguments)
+                tasks.start_soon(self._answer, item, tool, arguments, write)
+                continue
             await write.send(item)
+
+    async def _answer(self, item: SessionMessage, tool: str, arguments: Any, write: Any) -> None:
+        await write.send(await self._reported(item, tool, arguments))
 
     async def _reported(self, item: SessionMessage, tool: str, arguments: Any) -> SessionMessage:
         message = item.message
@@ -115,6 +126,9 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--api-key", default=os.environ.get("LOOPSENSE_API_KEY"))
     parser.add_argument("--timeout", type=float, default=2.0,
                         help="seconds a tools/call answer may wait for loopsense (default 2)")
+    parser.add_argument("--listen", metavar="HOST:PORT",
+                        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+                             "(port 0: any free one; the URL is printed to stderr)")
     options = parser.parse_args(args[:split])
     command = args[split + 1:]
     if not command:
@@ -127,11 +141,18 @@ async def serve(options: argparse.Namespace, command: list[str]) -> None:
     tracker = client.runs.track(options.run, agent_id=options.agent, policy=options.policy,
                                 timeout=options.timeout)
     child = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    async with stdio_server() as (client_read, client_write), \
-            stdio_client(child) as (server_read, server_write):
-        await Gateway(tracker).run(client_read, client_write, server_read, server_write)
-    tracker.flush(timeout=2.0)  # what loopsense did not take yet, bounded
-    tracker.close()  # that flush was the exit flush
+    try:
+        if options.listen:
+            from loopsense_sdk.adapters.mcp_http import serve_http  # uvicorn: only for HTTP
+
+            await serve_http(tracker, child, options.listen)
+        else:
+            async with stdio_server() as (client_read, client_write), \
+                    stdio_client(child) as (server_read, server_write):
+                await Gateway(tracker).run(client_read, client_write, server_read, server_write)
+    finally:
+        tracker.flush(timeout=2.0)  # what loopsense did not take yet, bounded
+        tracker.close()  # that flush was the exit flush
 
 
 def main(argv: Sequence[str] | None = None) -> int:
