@@ -2,24 +2,35 @@
 called directly as the SDK calls them (a plain async function of the hook input), through a
 running `loopsense serve`: a call repeated with the same input and result gets the nudge as
 additionalContext, then a stop (continue_ False, and PreToolUse denies what comes next); a
-polling call whose result changes is left alone; a failing call counts as an error. Not done
-here: the bundled CLI end to end against a fake Messages API."""
+polling call whose result changes is left alone; a failing call counts as an error. And the
+bundled CLI end to end, against a fake Messages API on 127.0.0.1 (tests/sdk/fake_anthropic.py):
+a looping agent's next model input carries the nudge, then the run ends ``hook_stopped``; a
+polling agent that finishes is never nudged."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest.importorskip("claude_agent_sdk", reason="the claude extra is not installed")
 
-from claude_agent_sdk import ClaudeAgentOptions  # noqa: E402
+from claude_agent_sdk import (  # noqa: E402
+    ClaudeAgentOptions,
+    ResultMessage,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
 from loopsense_sdk import Client  # noqa: E402
 from loopsense_sdk.adapters.claude import ClaudeHooks, loopsense_hooks  # noqa: E402
 
 from tests.e2e.server import DEV_KEY, Server  # noqa: E402
+from tests.sdk.fake_anthropic import FakeAnthropic  # noqa: E402
 
 BASE = {"session_id": "s", "transcript_path": "/dev/null", "cwd": "/tmp"}
 
@@ -81,3 +92,69 @@ def test_the_hooks_plug_into_the_sdk_options(server: Server) -> None:
     registered = loopsense_hooks(hooks(server).tracker)
     options = ClaudeAgentOptions(hooks=registered)  # type: ignore[arg-type]
     assert set(options.hooks or {}) == {"PreToolUse", "PostToolUse", "PostToolUseFailure"}
+
+
+# ---- the bundled CLI end to end --------------------------------------------------------------
+TOOL = "mcp__jobs__job"  # the in-process MCP server "jobs", its tool "job"
+
+
+def cli_run(server: Server, tmp_path: Path, script: Any, answer: Any) -> tuple[
+        FakeAnthropic, Any, list[Any]]:
+    """One `query` of the real bundled CLI against a fake Messages API, the tool answering
+    ``answer(n)``, with loopsense's hooks (policy stop): the fake, the ResultMessage, the
+    tool's inputs."""
+    fake = FakeAnthropic(TOOL, script)
+    ran: list[Any] = []
+
+    @tool("job", "The export job's status", {"job": int})
+    async def job(args: dict[str, Any]) -> dict[str, Any]:
+        ran.append(args)
+        return {"content": [{"type": "text", "text": json.dumps(answer(len(ran)))}]}
+
+    tracker = Client(DEV_KEY, server.url).runs.track("claude:" + uuid.uuid4().hex[:12],
+                                                     agent_id="claude", policy="stop")
+    options = ClaudeAgentOptions(
+        mcp_servers={"jobs": create_sdk_mcp_server("jobs", tools=[job])},
+        allowed_tools=[TOOL], tools=[], setting_sources=[], max_turns=30, cwd=str(tmp_path),
+        model="claude-sonnet-4-5", hooks=loopsense_hooks(tracker),  # type: ignore[arg-type]
+        env={"ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "sk-ant-fake",
+             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+             "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+             "CLAUDE_CONFIG_DIR": str(tmp_path / "config"), "TMPDIR": str(tmp_path)})
+
+    async def scenario() -> Any:
+        result = None
+        async for message in query(prompt="export job 42", options=options):
+            if isinstance(message, ResultMessage):
+                result = message
+        return result
+
+    try:
+        result = asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        fake.close()
+    return fake, result, ran
+
+
+def shown(request: dict[str, Any]) -> str:
+    return json.dumps(request.get("messages"))
+
+
+def test_the_bundled_cli_is_nudged_then_stopped_by_the_hooks(server: Server,
+                                                               tmp_path: Path) -> None:
+    fake, result, ran = cli_run(server, tmp_path, lambda n: {"job": 42},
+                                lambda n: {"state": "pending"})
+    assert result is not None and getattr(result, "terminal_reason", None) == "hook_stopped"
+    nudged = [i for i, r in enumerate(fake.requests) if "You have called " + TOOL in shown(r)]
+    assert nudged and nudged[0] >= 2, nudged  # the model's next input carried the nudge
+    assert len(ran) < 10 and len(fake.requests) == len(ran)  # stopped: no model call after it
+
+
+def test_the_bundled_cli_polling_a_job_that_finishes_is_never_nudged(server: Server,
+                                                                    tmp_path: Path) -> None:
+    fake, result, ran = cli_run(server, tmp_path,
+                                lambda n: {"job": 7} if n <= 8 else "The export finished.",
+                                lambda n: {"done_pct": n * 12})
+    assert result is not None and result.result == "The export finished."
+    assert getattr(result, "terminal_reason", None) != "hook_stopped"
+    assert len(ran) == 8 and not any("You have called" in shown(r) for r in fake.requests)

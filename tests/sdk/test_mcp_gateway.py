@@ -1,11 +1,12 @@
 """The MCP gateway with the official mcp package: the package's own client session talks, through
 ``loopsense-mcp-gateway`` (a subprocess; over stdio, and over streamable HTTP with ``--listen``),
-to a scripted tool server, with a running `loopsense serve` as the run monitor. A call repeated with the same arguments and result gets the
-nudge appended to its result, then (policy stop) an ``isError`` answer with the reason; a
-polling call whose result changes is passed unchanged; every other message (initialize,
-tools/list, resources, prompts, notifications) passes through as a direct session sees it; with
-loopsense down each call is forwarded unchanged within the tracker's timeout plus a margin, and
-the steps kept arrive once it is back, each once."""
+to a scripted tool server, with a running `loopsense serve` as the run monitor. A call
+repeated with the same arguments and result gets the nudge appended to its result, then
+(policy stop) an ``isError`` answer with the reason; a polling call whose result changes is
+passed unchanged; every other message (initialize, tools/list, resources, prompts,
+notifications) passes through as a direct session sees it; with loopsense down each call is
+forwarded unchanged within the tracker's timeout plus a margin, and the steps kept arrive once
+it is back, each once."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
