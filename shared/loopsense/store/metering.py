@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from loopsense.settings import Settings
+from loopsense.store.accounts import Plan
 from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
 
 RATE_COUNTER_TTL_S = 120
@@ -65,6 +66,21 @@ class Metering:
     def used(self, tenant_id: str, period: str) -> int:
         item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _period(period)})
         return int(item["used"]) if item else 0
+
+    def used_and_plan(self, tenant_id: str, period: str, plan: str) -> tuple[int, Plan | None]:
+        """``used`` and the stored row of ``plan`` (None: none stored), in one BatchGetItem."""
+        request = {
+            self.s.usage_table: {"Keys": [to_item({"tenantId": tenant_id,
+                                                   "sk": _period(period)})],
+                                 "ConsistentRead": True},
+            self.s.plans_table: {"Keys": [to_item({"plan": plan})], "ConsistentRead": True}}
+        found: dict[str, list[dict[str, Any]]] = {}
+        for page in self.db.batch("batch_get_item", request, "UnprocessedKeys"):
+            for table, items in page.get("Responses", {}).items():
+                found.setdefault(table, []).extend(from_item(i) for i in items)
+        usage, rows = found.get(self.s.usage_table, []), found.get(self.s.plans_table, [])
+        return (int(usage[0]["used"]) if usage else 0,
+                Plan.from_item(rows[0]) if rows else None)
 
     def charge(self, tenant_id: str, period: str, quota: int, record: UsageRecord,
                once: Once | None = None) -> str | None:

@@ -51,9 +51,10 @@ ENDPOINT = "http://faults.invalid:4566"  # answered in this process only (serve_
 LOOP = {"skillKey": "agent.loop_detect",
         "input": {"events": [{"action": "search"}, {"action": "click"}] * 3}}
 # The store calls of one execute with an Idempotency-Key, in order: the authorizer's key and
-# tenant, the in-progress idempotency record, the plan, the rate counter, the period's credits,
-# the charge (credits, usage record and key claim in one transaction), the stored response.
-CALLS = ["get_item", "get_item", "put_item", "get_item", "update_item", "get_item",
+# tenant, the in-progress idempotency record, the plan and the period's credits (one read), the
+# rate counter, the charge (credits, usage record and key claim in one transaction), the stored
+# response.
+CALLS = ["get_item", "get_item", "put_item", "batch_get_item", "update_item",
          "transact_write_items", "update_item"]
 CHARGE = CALLS.index("transact_write_items")
 

@@ -1,9 +1,9 @@
 """What one execute costs in DynamoDB requests, counted on the embedded engine (deterministic;
 benchmarks/bench_route_costs.py counts every route, docs/costs.md prices them): the authorizer
-reads the key and the tenant, the execute function reads the plan row, counts the request in
-the second's rate counter, reads the month's credits and charges in one transaction, four in
-all; an Idempotency-Key adds the in-progress record and the stored response, and a replay is
-that record alone. One more request on this path fails here."""
+reads the key and the tenant; the execute function reads the plan row and the month's credits
+in one BatchGetItem, counts the request in the second's rate counter and charges in one
+transaction: three; an Idempotency-Key adds the in-progress record and the stored response
+(five), and a replay is that record alone. One more request on this path fails here."""
 
 from __future__ import annotations
 
@@ -75,15 +75,15 @@ def requests(world: tuple[Execute, Accounts, Counting, str], key: str | None
     return authorizer, list(counting.calls)
 
 
-def test_an_execute_is_four_dynamodb_requests(world):
+def test_an_execute_is_three_dynamodb_requests(world):
     authorizer, function = requests(world, None)
     assert authorizer == ["get_item", "get_item"]  # the key, the tenant
-    assert function == ["get_item", "update_item", "get_item", "transact_write_items"]
+    assert function == ["batch_get_item", "update_item", "transact_write_items"]
 
 
 def test_an_idempotency_key_adds_its_record_and_a_replay_is_that_record(world):
     _, function = requests(world, "once")
-    assert function == ["put_item", "get_item", "update_item", "get_item",
+    assert function == ["put_item", "batch_get_item", "update_item",
                         "transact_write_items", "update_item"]
     _, replay = requests(world, "once")
     assert replay == ["put_item"]  # refused on condition, the stored response returned with it

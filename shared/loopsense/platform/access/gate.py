@@ -22,13 +22,13 @@ from typing import Any
 
 from loopsense.errors import LoopsenseError
 from loopsense.observability import logger
-from loopsense.platform.access.plans import plan_cap, quota_exceeded, rate_limited
+from loopsense.platform.access.plans import plan_cap, plan_of, quota_exceeded, rate_limited
 from loopsense.platform.access.retry import until_settled
 from loopsense.platform.http.auth import Identity
 from loopsense.skills.thresholds import PLAN_CAP, THRESHOLDS, check
 from loopsense.store.accounts import Plan
 from loopsense.store.dynamo import unavailable
-from loopsense.store.metering import Metering, period_of
+from loopsense.store.metering import Metering
 
 TIME_BUDGET = "time_budget_ms"
 
@@ -117,9 +117,24 @@ class Gate:
     def admit(self, identity: Identity, offer: Offer) -> Admitted:
         """Grant, then plan: SKILL_NOT_ACCESSIBLE, SKILL_NOT_AVAILABLE_FOR_PLAN (or
         PLAN_ELIGIBILITY_UNAVAILABLE when the plan is not defined)."""
+        self._granted(identity, offer)
+        return self._on_plan(identity, offer, self.plans(identity.plan))
+
+    def admit_metered(self, identity: Identity, offer: Offer, period: str
+                      ) -> tuple[Admitted, int]:
+        """``admit``, and the credits used in ``period``: the plan row and the credits read in
+        one request (execute's path; the runs API caches plans and reads no credits)."""
+        self._granted(identity, offer)
+        used, stored = self.metering.used_and_plan(identity.tenant_id, period, identity.plan)
+        return self._on_plan(identity, offer, plan_of(stored, identity.plan)), used
+
+    @staticmethod
+    def _granted(identity: Identity, offer: Offer) -> None:
         if not identity.grants(offer.skill):
             raise LoopsenseError("SKILL_NOT_ACCESSIBLE", offer.not_granted())
-        plan = self.plans(identity.plan)
+
+    @staticmethod
+    def _on_plan(identity: Identity, offer: Offer, plan: Plan) -> Admitted:
         if not plan.allows(offer.skill):
             raise LoopsenseError("SKILL_NOT_AVAILABLE_FOR_PLAN", offer.not_on_plan(plan.name))
         return Admitted(identity.tenant_id, plan,
@@ -142,11 +157,12 @@ class Gate:
         return {"Update": self.metering.admission(caller.tenant_id, epoch,
                                                   caller.plan.requests_per_second)}
 
-    def quota(self, caller: Admitted, now: datetime, cost: int) -> LoopsenseError:
-        """QUOTA_EXCEEDED if ``cost`` more credits would pass the month's; else the error to
-        raise should the charge itself lose the race for the last credits."""
+    @staticmethod
+    def quota(caller: Admitted, now: datetime, cost: int, used: int) -> LoopsenseError:
+        """QUOTA_EXCEEDED if ``cost`` more credits would pass the month's (``used``, as
+        ``admit_metered`` read them); else the error to raise should the charge itself lose
+        the race for the last credits."""
         error = quota_exceeded(caller.plan, now)
-        used = self.metering.used(caller.tenant_id, period_of(now))
         if used + cost > caller.plan.credits_per_month:
             raise error
         return error

@@ -33,7 +33,13 @@ def find_plan(accounts: Accounts, name: str) -> Plan | None:
 
 
 def resolve_plan(accounts: Accounts, name: str) -> Plan:
-    plan = find_plan(accounts, name)
+    return plan_of(accounts.stored_plan(name), name)
+
+
+def plan_of(stored: Plan | None, name: str) -> Plan:
+    """The stored row of plan ``name`` (read by the caller), else its default, else the error
+    of a tenant whose plan is not defined."""
+    plan = stored or default_plan(name)
     if plan is None:
         raise LoopsenseError("PLAN_ELIGIBILITY_UNAVAILABLE", "the tenant's plan is not defined",
                              retry_after=60)

@@ -4,7 +4,8 @@ authenticate -> parse the envelope -> idempotency -> find the skill -> key grant
 rate limit -> quota -> run the skill -> charge. Any failure answers the error envelope and
 charges nothing; a crash is INTERNAL_ERROR. Grant, plan, rate and quota are the gate's
 (platform/access/gate.py), which also gives the skill the tenant's thresholds (read by the
-authorizer with the tenant's item).
+authorizer with the tenant's item). The plan row and the month's credits are one read, so a
+call is three DynamoDB requests (five with an Idempotency-Key; docs/costs.md).
 """
 
 from __future__ import annotations
@@ -92,11 +93,11 @@ class Execute:
     def _run(self, identity: Identity, envelope: Envelope, request: Request,
              once_key: str | None, started: float) -> dict[str, Any]:
         skill = find_skill(envelope.skillKey, envelope.version)
-        caller = self.gate.admit(identity, Offer(skill.key))
         now = self.clock()
         epoch = int(now.timestamp())
+        caller, used = self.gate.admit_metered(identity, Offer(skill.key), period_of(now))
         self.gate.rate(caller, epoch)
-        quota_error = self.gate.quota(caller, now, skill.cost)
+        quota_error = self.gate.quota(caller, now, skill.cost, used)
         result = self.invoker.invoke(skill, envelope.input, request.request_id,
                                      caller.thresholds)
         if "error" in result:
