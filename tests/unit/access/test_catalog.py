@@ -29,9 +29,9 @@ from loopsense.playbooks import NAMES, playbook
 from loopsense.skills.thresholds import THRESHOLDS
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-PLATFORM_FUNCTIONS = ("authorizer", "dashboard", "execute", "failure_groups", "playbooks", "runs",
-                      "settings", "telemetry_ingest", "telemetry_otlp", "telemetry_sweeper",
-                      "usage")
+PLATFORM_FUNCTIONS = ("authorizer", "contract", "dashboard", "execute", "failure_groups",
+                      "playbooks", "runs", "settings", "telemetry_ingest", "telemetry_otlp",
+                      "telemetry_sweeper", "usage")
 
 
 def _strings(module: str) -> set[str]:
