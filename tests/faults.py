@@ -122,6 +122,7 @@ class LambdaService:
         self.functions = functions
         self.fault: str | None = None
         self.invoked = 0
+        self.payload_bytes: list[int] = []  # each Invoke's request payload
         self.client = boto3.client(
             "lambda", region_name="us-east-1", aws_access_key_id="test",
             aws_secret_access_key="test",  # noqa: S106 - no AWS is reached
@@ -130,6 +131,7 @@ class LambdaService:
 
     def _send(self, request: Any, **_: Any) -> AWSResponse:
         self.invoked += 1
+        self.payload_bytes.append(len(request.body))
         name = request.url.split("/functions/", 1)[1].split("/", 1)[0]
         fault = self.fault
         if fault == LAMBDA_THROTTLED:

@@ -69,6 +69,19 @@ def seed(options: ServeOptions) -> None:
         store.issue_key(DEV_TENANT, ("*",), now, secret=options.dev_api_key)
 
 
+def _start_files(options: ServeOptions) -> Any:
+    """The file inputs' bucket: the embedded S3 (loopsense_local/s3.py) unless
+    LOOPSENSE_S3_ENDPOINT names another; None when it does."""
+    from loopsense_local.s3 import BUCKET, EmbeddedS3
+
+    os.environ.setdefault("LOOPSENSE_FILES_BUCKET", BUCKET)
+    if os.environ.get("LOOPSENSE_S3_ENDPOINT"):
+        return None
+    files = EmbeddedS3(options.store_host, 0, options.data_dir).start()
+    os.environ["LOOPSENSE_S3_ENDPOINT"] = files.endpoint
+    return files
+
+
 def _banner(options: ServeOptions, url: str, store_endpoint: str, embedded: bool) -> str:
     example = ('{"skillKey": "agent.loop_detect", "input": {"events": [{"action": "search"}, '
                '{"action": "click"}, {"action": "search"}, {"action": "click"}, '
@@ -76,6 +89,7 @@ def _banner(options: ServeOptions, url: str, store_endpoint: str, embedded: bool
     return "\n".join([
         f"loopsense serving on {url}",
         f"  DynamoDB: {store_endpoint}",
+        f"  S3 (file inputs): {os.environ.get('LOOPSENSE_S3_ENDPOINT')}",
         *([f"  data: {_where(options)}"] if embedded else []),
         f"  dashboard: {url}/ (sign in with an API key)",
         f"  development tenant '{DEV_TENANT}' on plan '{options.dev_plan}', API key:",
@@ -121,6 +135,7 @@ def serve(options: ServeOptions) -> int:
         except StoreLocked as error:
             raise SystemExit(f"loopsense serve: {error}") from None
         store_endpoint = embedded.endpoint
+    files = _start_files(options)
     _configure_environment(options, store_endpoint)
     if options.test_skills:
         from loopsense_local import test_skills
@@ -145,5 +160,7 @@ def serve(options: ServeOptions) -> int:
         scheduler.stop()
         if embedded is not None:
             embedded.stop()
+        if files is not None:
+            files.stop()
         print("loopsense: stopped", flush=True)
     return 0

@@ -4,7 +4,7 @@ Table names have no default: a function deployed without one fails at its cold s
 ConfigurationError naming the variable, instead of answering 503 to every request. The local
 server, the CLI and the tests set them explicitly (loopsense_local.tables.use_local_tables).
 
-A dataclass read by hand, not pydantic-settings: eleven flat fields of three kinds, and the
+A dataclass read by hand, not pydantic-settings: thirteen flat fields of three kinds, and the
 library brought pydantic (about 0.14 s) into the cold start of functions that validate nothing,
 the authorizer first (docs/decisions.md).
 """
@@ -45,6 +45,10 @@ class Settings:
     store_timeout_s: float = _FROM_ENV
     # "lambda": the router invokes each skill's function by name; "inprocess": the local server.
     skill_invoker: SkillInvoker = _FROM_ENV
+    # The bucket of file inputs (POST /v1/files); None: file inputs are off.
+    files_bucket: str | None = _FROM_ENV
+    # None: the standard AWS configuration; else an S3 endpoint (the local server's own).
+    s3_endpoint: str | None = _FROM_ENV
 
     def __post_init__(self) -> None:
         problems = []
@@ -87,7 +91,7 @@ def _invoker(value: Any) -> str:
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Settings))
 DEFAULTS: dict[str, Any] = {"dynamodb_endpoint": None, "region": None, "store_timeout_s": 2.0,
-                            "skill_invoker": "lambda"}
+                            "skill_invoker": "lambda", "files_bucket": None, "s3_endpoint": None}
 _PARSE: dict[str, Callable[[Any], Any]] = {"store_timeout_s": _seconds, "skill_invoker": _invoker}
 # The settings that name a DynamoDB table: every function that reads the store needs them all.
 TABLE_FIELDS: tuple[str, ...] = tuple(n for n in FIELDS if n.endswith("_table"))

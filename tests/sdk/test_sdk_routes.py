@@ -134,6 +134,7 @@ def test_every_python_route_is_called_by_a_method() -> None:
     runs.list(limit=5)
     runs.get("r:1")
     client.usage()
+    client.new_file()
     assert called == {(r.method, r.template) for r in ROUTES}
 
 

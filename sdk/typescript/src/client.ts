@@ -4,13 +4,13 @@ import { randomUUID } from "node:crypto";
 
 import { ConnectionError, LoopsenseError, RequestTimeoutError, errorFromResponse } from "./errors.js";
 import { FailureGroups } from "./failureGroups.js";
-import { EXECUTE, LOGS, PLAYBOOK, TRACES, USAGE, routePath } from "./routes.js";
+import { EXECUTE, FILES, LOGS, PLAYBOOK, TRACES, USAGE, routePath } from "./routes.js";
 import type { Route } from "./routes.js";
 import { Runs } from "./runs.js";
 import { Settings } from "./settings.js";
 import { Executions, Telemetry } from "./telemetry.js";
 import type { TelemetryOptions } from "./telemetry.js";
-import type { ExecuteResponse, Playbook, SkillKey, SkillMap, Usage } from "./types.js";
+import type { ExecuteResponse, FileUpload, Playbook, SkillKey, SkillMap, Usage } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
 export const SDK_VERSION = "0.1.0";
@@ -174,6 +174,13 @@ export class Client {
    * the last 30 days (UTC), per skill. */
   async usage(signal?: AbortSignal): Promise<Usage> {
     return (await this.request(USAGE, { signal })) as Usage;
+  }
+
+  /** POST /v1/files: a `fileRef` and a short-lived pre-signed `uploadUrl`; PUT the events there
+   * (a JSON array or JSON Lines, at most 2 MiB), then `execute(skill, { fileRef })` in place of
+   * inline events. */
+  async newFile(signal?: AbortSignal): Promise<FileUpload> {
+    return (await this.request(FILES, { body: {}, signal })) as FileUpload;
   }
 
   /**

@@ -25,6 +25,7 @@ export function routePath(r: Route, params: Record<string, string> = {}): string
 }
 
 export const EXECUTE = route("POST", "/v1/execute");
+export const FILES = route("POST", "/v1/files");
 export const PLAYBOOK = route("GET", "/v1/playbooks/{name}");
 
 // runs (docs/runs.md, docs/recover.md)
@@ -69,7 +70,7 @@ export const RUN_GET = route("GET", "/v1/runs/{runId}");
 export const USAGE = route("GET", "/v1/usage");
 
 export const ROUTES: readonly Route[] = Object.freeze([
-  EXECUTE, PLAYBOOK, RUN_AGENTS, RUN_STEPS, RUN_SIGNAL, RUN_RESET, RUN_CONFIG, RUN_MEMORY_PUT,
+  EXECUTE, FILES, PLAYBOOK, RUN_AGENTS, RUN_STEPS, RUN_SIGNAL, RUN_RESET, RUN_CONFIG, RUN_MEMORY_PUT,
   RUN_MEMORY_GET, RUN_MEMORY_DELETE, RUN_MEMORY, RUN_LESSONS_ADD, RUN_LESSONS, RUN_EVENTS,
   RUN_CIRCUIT_BREAK, RUN_SNAPSHOT, RUN_RESTORE, RUN_CONTEXT, EXECUTION_EVENTS, EXECUTION_END,
   TRACES, LOGS, FAILURE_GROUPS, FAILURE_GROUP, SEVERITY_ROUTING_GET, SEVERITY_ROUTING_PUT,

@@ -547,6 +547,16 @@ export interface RunDetail extends RunSummary {
 }
 
 /** GET /v1/usage: this period's credits against the plan's, the last 30 days' charged calls. */
+/** POST /v1/files: a fileRef and where to PUT its bytes (a JSON array or JSON Lines, at most
+ * `maxBytes`) before `expiresAt`; then `execute(skill, { fileRef })`. */
+export interface FileUpload {
+  fileRef: string;
+  uploadUrl: string;
+  method: "PUT";
+  expiresAt: string;
+  maxBytes: number;
+}
+
 export interface Usage {
   plan: string;
   period: string;

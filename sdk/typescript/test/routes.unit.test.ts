@@ -33,6 +33,7 @@ test("every route is called by a method, with its method and path", async () => 
   const { runs, settings } = client;
   await client.execute("agent.loop_detect", { events: [{ action: "a" }, { action: "a" }] });
   await client.playbook("identical_call");
+  await client.newFile();
   await client.exportTraces({ resourceSpans: [] });
   await client.exportLogs({ resourceLogs: [] });
   await runs.register("r:1", { agentId: "ari" });

@@ -32,11 +32,17 @@ def build_execute(config: Settings, invoker: Invoker | None = None) -> Execute:
     db = Dynamo(client)
     if invoker is None:
         invoker = InProcessInvoker() if config.skill_invoker == "inprocess" else LambdaInvoker()
+    files = None
+    if config.files_bucket:
+        from loopsense.store.files import Files, make_s3_client
+
+        files = Files(make_s3_client(config), config.files_bucket)
     return Execute(
         accounts=Accounts(db, config),
         metering=Metering(db, config),
         invoker=invoker,
         idempotency=Idempotency(client, config.idempotency_table),
+        files=files,
     )
 
 

@@ -12,6 +12,7 @@ request, with the same Idempotency-Key, succeeds and is charged once.
 from __future__ import annotations
 
 import json
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -30,10 +31,12 @@ from loopsense.platform.http.request import Request
 from loopsense.platform.wiring import build_execute
 from loopsense.settings import Settings
 from loopsense.store.dynamo import make_client, serve_in_process
+from loopsense.store.files import Files, make_s3_client
 from loopsense.store.metering import period_of
 from loopsense_local.dynamodb.client import InProcessClient
 from loopsense_local.dynamodb.engine import Engine
 from loopsense_local.tables import create_tables
+from loopsense_local.s3 import BUCKET, EmbeddedS3
 from loopsense_local.test_skills import CRASH, SLEEP
 from tests.faults import (
     CONFLICT,
@@ -105,11 +108,13 @@ def built() -> Iterator[Stack]:
             patch.setenv(function_env_name(skill), skill.function)
             functions[skill.function] = skill_lambda_handler(skill)
         engine = Engine()
+        files = EmbeddedS3().start()
         plain = InProcessClient(engine)
         store = FaultyDynamoDB(plain)
         serve_in_process(ENDPOINT, store)
         try:
-            config = Settings(dynamodb_endpoint=ENDPOINT, skill_invoker="lambda")
+            config = Settings(dynamodb_endpoint=ENDPOINT, skill_invoker="lambda",
+                              files_bucket=BUCKET, s3_endpoint=files.endpoint)
             create_tables(make_client(config), config)
             lambdas = LambdaService(functions)
             execute = build_execute(config, invoker=LambdaInvoker(lambdas.client))
@@ -117,6 +122,7 @@ def built() -> Iterator[Stack]:
         finally:
             serve_in_process(ENDPOINT, None)
             engine.close()
+            files.stop()
 
 
 @pytest.fixture
@@ -125,6 +131,7 @@ def stack(built: Stack) -> Stack:
     built.store.heal()
     built.lambdas.fault, built.lambdas.invoked = None, 0
     built.execute.invoker = LambdaInvoker(built.lambdas.client)
+    built.execute.files = Files(make_s3_client(built.config), BUCKET)
     tenant = "t-" + uuid.uuid4().hex[:12]
     built.execute.accounts.create_tenant(tenant, "team", "2026-12-02T00:00:00+00:00")
     key, _ = built.execute.accounts.issue_key(tenant, ("*",), "2026-12-02T00:00:00+00:00")
@@ -247,17 +254,15 @@ def test_lambda_refusing_the_invoke_answers_its_code_and_charges_nothing(
     assert_recovers(stack, key, before)
 
 
-def test_an_input_over_lambdas_payload_limit_is_refused_by_it_and_named(stack: Stack) -> None:
-    """Not injected: an inline input whose invoke payload passes 6 MB (escaped non-ASCII text
-    grows sixfold) is refused by the service itself."""
-    big = {"skillKey": "agent.loop_detect",
-           "input": {"events": [{"action": "\u00e9" * 1000}] * 1100}}
-    refused = stack.call(big)
-    assert_refused(refused, 400, "VALIDATION_ERROR", False)
-    assert stack.lambdas.invoked == 1  # the router took it (2.2 MB), Lambda did not (6.6 MB)
-    assert refused[1]["error"]["details"][0]["path"] == "input"
-    assert "\u00e9" not in json.dumps(refused[1], ensure_ascii=False)
-    assert stack.used() == (0, 0)
+def test_non_ascii_input_travels_to_lambda_as_utf8_not_sixfold_escapes(stack: Stack) -> None:
+    """Lambda's 6 MB counts the payload's bytes: \\u escapes would make 2 MB of non-ASCII
+    text a 6 MB payload (refused as above), so the router sends UTF-8."""
+    text = {"skillKey": "agent.loop_detect",
+            "input": {"events": [{"action": "\u00e9" * 100}, {"action": "\u00e8" * 100}] * 50}}
+    status, body, _ = stack.call(text)
+    assert status == 200, body
+    body_bytes = len(json.dumps(text["input"], ensure_ascii=False).encode())
+    assert stack.lambdas.payload_bytes[-1] < body_bytes * 1.1
 
 
 # A skill that crashes or runs past its budget: as deployed (its Lambda) and locally (a thread).
@@ -288,5 +293,44 @@ def test_a_skill_past_its_budget_is_a_free_504_and_its_key_is_free(stack: Stack,
     stack.lambdas.fault = None
     assert stack.written() == before
     status, body, _ = stack.call(LOOP, key.replace("late", "next"))
+    assert status == 200, body
+    assert stack.used() == (1, 1)
+
+
+# File inputs (docs/files.md) through the same pipeline: the router reads the file, the skill's
+# Lambda gets its events.
+def upload(stack: Stack, events: list[Any]) -> str:
+    context = authorizer_context(f"Bearer {stack.key}", stack.execute.accounts)
+    made = stack.execute.execute(Request("POST", "/v1/files", {}, b"", "req-file", context))
+    assert made["statusCode"] == 200, made
+    answer = json.loads(made["body"])
+    put = urllib.request.Request(answer["uploadUrl"], data=json.dumps(events).encode(),
+                                 method="PUT")
+    with urllib.request.urlopen(put, timeout=10) as done:
+        assert done.status == 200
+    return str(answer["fileRef"])
+
+
+def test_an_input_by_file_ref_is_the_inline_answer_and_the_file_is_gone_after(
+        stack: Stack) -> None:
+    ref = upload(stack, LOOP["input"]["events"])
+    status, by_ref, _ = stack.call({"skillKey": "agent.loop_detect", "input": {"fileRef": ref}})
+    assert status == 200, by_ref
+    assert by_ref["output"] == stack.call(LOOP)[1]["output"]
+    assert stack.execute.files is not None
+    assert stack.execute.files.read(stack.tenant, ref, 1024) is None  # deleted once used
+
+
+def test_the_file_store_unreachable_is_503_charges_nothing_and_keeps_the_file(
+        stack: Stack) -> None:
+    ref = upload(stack, LOOP["input"]["events"])
+    by_ref = {"skillKey": "agent.loop_detect", "input": {"fileRef": ref}}
+    working = stack.execute.files
+    stack.execute.files = Files(make_s3_client(replace(  # nothing listens there
+        stack.config, s3_endpoint="http://127.0.0.1:9", store_timeout_s=0.2)), BUCKET)
+    assert_refused(stack.call(by_ref, "file-down"), 503, "PLAN_ELIGIBILITY_UNAVAILABLE", True)
+    assert stack.used() == (0, 0)
+    stack.execute.files = working
+    status, body, _ = stack.call(by_ref, "file-down")  # the file was kept for the retry
     assert status == 200, body
     assert stack.used() == (1, 1)

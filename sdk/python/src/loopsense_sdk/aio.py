@@ -37,6 +37,7 @@ from loopsense_sdk.client import (
     _run_monitor,
     _semantic_loop,
     _usage,
+    _new_file,
 )
 from loopsense_sdk.errors import LoopsenseError
 from loopsense_sdk.failure_groups import AsyncFailureGroups
@@ -150,6 +151,7 @@ class AsyncClient(BaseClient):
     execute_any = asynchronous(_execute_any)
     playbook = asynchronous(_playbook)
     usage = asynchronous(_usage)
+    new_file = asynchronous(_new_file)
     export_traces = asynchronous(_export_traces)
     export_logs = asynchronous(_export_logs)
     loop_detect = asynchronous(_loop_detect)

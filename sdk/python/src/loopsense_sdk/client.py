@@ -48,6 +48,7 @@ from loopsense_sdk.transport import (
 )
 from loopsense_sdk.types import (
     ExecuteResponse,
+    FileUpload,
     LoopDetectInput,
     LoopDetectOutput,
     LoopsInput,
@@ -111,6 +112,13 @@ def _playbook(name: str) -> Plan[Playbook]:
     """``GET /v1/playbooks/{name}``: what to do about a finding (a finding's or a failure
     group's ``playbook``); ``NotFoundError`` (PLAYBOOK_NOT_FOUND) for another name."""
     return cast(Playbook, (yield call(R.PLAYBOOK, name=name)))
+
+
+def _new_file() -> Plan[FileUpload]:
+    """``POST /v1/files``: a ``fileRef`` and a short-lived pre-signed ``uploadUrl``; PUT the
+    events there (a JSON array or JSON Lines, at most 2 MiB) with any HTTP client, then
+    ``execute(skill, {"fileRef": ref})`` in place of inline events (docs/files.md)."""
+    return cast(FileUpload, (yield call(R.FILES, {})))
 
 
 def _usage() -> Plan[Usage]:
@@ -345,6 +353,7 @@ class Client(BaseClient):
     execute_any = synchronous(_execute_any)
     playbook = synchronous(_playbook)
     usage = synchronous(_usage)
+    new_file = synchronous(_new_file)
     export_traces = synchronous(_export_traces)
     export_logs = synchronous(_export_logs)
     # one helper per v1 skill

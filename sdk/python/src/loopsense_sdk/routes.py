@@ -31,6 +31,7 @@ class Route:
 
 
 EXECUTE = Route("POST", "/v1/execute")
+FILES = Route("POST", "/v1/files")
 PLAYBOOK = Route("GET", "/v1/playbooks/{name}")
 
 # runs (docs/runs.md, docs/recover.md)

@@ -473,6 +473,17 @@ class UsageCredits(TypedDict):
     quota: int
 
 
+class FileUpload(TypedDict):
+    """POST /v1/files: a fileRef and where to PUT its bytes (JSON array or JSON Lines, at most
+    ``maxBytes``) before ``expiresAt``; then ``execute(skill, {"fileRef": ...})``."""
+
+    fileRef: str
+    uploadUrl: str
+    method: Literal["PUT"]
+    expiresAt: str
+    maxBytes: int
+
+
 class Usage(TypedDict):
     """GET /v1/usage: this period's credits against the plan's, the last 30 days' calls."""
 

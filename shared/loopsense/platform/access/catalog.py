@@ -76,6 +76,8 @@ class Skill:
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     # The playbooks its findings (or its failure groups) name (shared/loopsense/playbooks/).
     playbooks: tuple[str, ...] = ()
+    # The input field a file input (fileRef, platform/execute/files.py) stands in for.
+    items: str = "events"
 
     @property
     def name(self) -> str:
@@ -155,6 +157,7 @@ SKILLS: tuple[Skill, ...] = (
         plans=frozenset({"team", "enterprise"}),
         function="RunMonitorFunction",
         module="loopsense.skills.run_monitor",
+        items="steps",
         summary=("team and enterprise plans: the run monitor over a whole trace: repeated calls "
                  "(polling-aware), cycles, error streaks, monologues, streamed text loops, "
                  "repeated queries, condensation loops, drift, no novelty; recommends continue, "

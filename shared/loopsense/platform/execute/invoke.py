@@ -89,7 +89,8 @@ class LambdaInvoker:
         event: dict[str, Any] = {"input": raw_input, "requestId": request_id}
         if tenant_thresholds is not None:
             event["tenantThresholds"] = dict(tenant_thresholds)
-        payload = json.dumps(event).encode()
+        # As UTF-8, not \u escapes: non-ASCII text would grow sixfold toward Lambda's 6 MB.
+        payload = json.dumps(event, ensure_ascii=False).encode()
         try:
             answer = self._client.invoke(FunctionName=os.environ[function_env_name(skill)],
                                          Payload=payload)

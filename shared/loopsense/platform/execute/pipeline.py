@@ -32,12 +32,14 @@ from loopsense.platform.access.idempotency import (
 )
 from loopsense.platform.access.plans import resolve_plan
 from loopsense.platform.access.retry import until_settled
+from loopsense.platform.execute.files import new_upload, read_input, wants_file
 from loopsense.platform.execute.invoke import Invoker
 from loopsense.platform.http.answer import Route, respond
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.http.contract import GATE_ERRORS, Contract
 from loopsense.platform.http.request import MAX_BODY_BYTES, Request, json_body, json_response
 from loopsense.store.accounts import Accounts
+from loopsense.store.files import Files
 from loopsense.store.dynamo import unavailable
 from loopsense.store.metering import Metering, Once, UsageRecord, period_of
 from loopsense.validation import validate
@@ -61,6 +63,7 @@ class Execute:
     invoker: Invoker
     idempotency: Idempotency
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    files: Files | None = None  # the file inputs' bucket; None: file inputs are off
 
     def __post_init__(self) -> None:
         self.gate = Gate(lambda name: resolve_plan(self.accounts, name), self.metering)
@@ -98,8 +101,12 @@ class Execute:
         caller, used = self.gate.admit_metered(identity, Offer(skill.key), period_of(now))
         self.gate.rate(caller, epoch)
         quota_error = self.gate.quota(caller, now, skill.cost, used)
-        result = self.invoker.invoke(skill, envelope.input, request.request_id,
-                                     caller.thresholds)
+        raw_input, file = envelope.input, None
+        if wants_file(raw_input):  # the file's events in place of the ref (execute/files.py)
+            file = read_input(self.files, skill, identity.tenant_id, raw_input)
+            raw_input = file.input
+            request.log["file_bytes"] = file.size
+        result = self.invoker.invoke(skill, raw_input, request.request_id, caller.thresholds)
         if "error" in result:
             raise _skill_error(result["error"])
         record = UsageRecord(
@@ -113,10 +120,19 @@ class Execute:
             unavailable)
         if execution_id is None:
             raise quota_error  # lost the race for the last credits: the work is discarded
+        if file is not None and self.files is not None:
+            self.files.discard(identity.tenant_id, file.file_id)  # used: not kept
         return json_response(200, {
             "executionId": execution_id, "skillKey": skill.key, "skillVersion": skill.version,
             "output": result["output"], "billing": {"credits": skill.cost},
         }, {"X-Request-Id": request.request_id})
+
+    def new_file(self, identity: Identity, request: Request) -> dict[str, Any]:
+        """POST /v1/files: a fileRef and its pre-signed upload URL (execute/files.py)."""
+        if self.files is None:
+            raise LoopsenseError("ROUTE_NOT_FOUND", "file inputs are not enabled here")
+        return json_response(200, new_upload(self.files, identity.tenant_id, self.clock()),
+                             {"X-Request-Id": request.request_id})
 
 
 def _skill_error(error: dict[str, Any]) -> LoopsenseError:
@@ -126,6 +142,7 @@ def _skill_error(error: dict[str, Any]) -> LoopsenseError:
 
 ROUTES: dict[str, Route] = {
     "POST /v1/execute": lambda execute, who, request: execute.route(who, request),
+    "POST /v1/files": lambda execute, who, request: execute.new_file(who, request),
 }
 
 # The skills' own codes are the catalog's (loopsense_local.openapi adds them per skill).
