@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
 from loopsense.errors import ERRORS
+from loopsense.platform.execute.files import FILE_REF, REF_FIELD
 from loopsense.platform.http.contract import AUTHORIZED_ERRORS, Contract
 from loopsense_local.gateway import template_routes
 from loopsense_local.tables import load_template
@@ -100,8 +101,14 @@ def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
             "type": "object", "additionalProperties": False, "required": ["skillKey", "input"],
             "properties": {"skillKey": {"const": skill.key},
                            "version": {"const": skill.version},
-                           "input": {"$ref": REF.format(model=model.__name__)}},
+                           "input": {"oneOf": [{"$ref": REF.format(model=model.__name__)},
+                                               {"$ref": REF.format(model="FileInput")}]}},
             "title": f"Execute {skill.key}"} for skill, model, _ in skills]},
+        # docs/files.md: the skill's events in a file POST /v1/files made, its other
+        # parameters beside the ref
+        "FileInput": {"type": "object", "required": [REF_FIELD], "title": "FileInput",
+                      "properties": {REF_FIELD: {"type": "string",
+                                                 "pattern": f"^{FILE_REF.pattern}$"}}},
         "ExecuteAnswer": {"oneOf": [{
             "type": "object", "additionalProperties": False,
             "required": ["executionId", "skillKey", "skillVersion", "output", "billing"],

@@ -16,7 +16,9 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from loopsense import jsonio
 from loopsense.core.instants import stamp
@@ -40,13 +42,23 @@ class FileInput:
     size: int  # bytes, for the log line
 
 
+class FileUpload(BaseModel):
+    """POST /v1/files: a fileRef, and where to PUT its bytes before ``expiresAt``."""
+
+    fileRef: str
+    uploadUrl: str
+    method: Literal["PUT"]
+    expiresAt: str
+    maxBytes: int
+
+
 def new_upload(files: Files, tenant_id: str, now: datetime) -> dict[str, Any]:
     """POST /v1/files: a fresh fileRef and its pre-signed upload URL (PUT, the raw bytes)."""
     file_id = "file_" + uuid.uuid4().hex
-    return {"fileRef": file_id,
-            "uploadUrl": files.upload_url(tenant_id, file_id, UPLOAD_URL_TTL_S),
-            "method": "PUT", "expiresAt": stamp(now + timedelta(seconds=UPLOAD_URL_TTL_S)),
-            "maxBytes": FILE_LIMIT_BYTES}
+    return FileUpload(fileRef=file_id,
+                      uploadUrl=files.upload_url(tenant_id, file_id, UPLOAD_URL_TTL_S),
+                      method="PUT", expiresAt=stamp(now + timedelta(seconds=UPLOAD_URL_TTL_S)),
+                      maxBytes=FILE_LIMIT_BYTES).model_dump()
 
 
 def wants_file(raw_input: Any) -> bool:

@@ -152,4 +152,7 @@ CONTRACTS: dict[str, Contract] = {
             "VALIDATION_ERROR", "SKILL_NOT_FOUND", *GATE_ERRORS, "IDEMPOTENCY_KEY_REUSED",
             "IDEMPOTENCY_IN_PROGRESS", "EXECUTION_TIMEOUT"),
         body_schema="ExecuteRequest", idempotent=True),
+    "POST /v1/files": Contract(
+        "a fileRef and a pre-signed upload URL for a large input (docs/files.md)",
+        ("ROUTE_NOT_FOUND",), answer="loopsense.platform.execute.files:FileUpload"),
 }
