@@ -35,8 +35,8 @@ from loopsense.store.files import Files, make_s3_client
 from loopsense.store.metering import period_of
 from loopsense_local.dynamodb.client import InProcessClient
 from loopsense_local.dynamodb.engine import Engine
-from loopsense_local.tables import create_tables
 from loopsense_local.s3 import BUCKET, EmbeddedS3
+from loopsense_local.tables import create_tables
 from loopsense_local.test_skills import CRASH, SLEEP
 from tests.faults import (
     CONFLICT,

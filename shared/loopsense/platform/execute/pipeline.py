@@ -39,8 +39,8 @@ from loopsense.platform.http.auth import Identity
 from loopsense.platform.http.contract import GATE_ERRORS, Contract
 from loopsense.platform.http.request import MAX_BODY_BYTES, Request, json_body, json_response
 from loopsense.store.accounts import Accounts
-from loopsense.store.files import Files
 from loopsense.store.dynamo import unavailable
+from loopsense.store.files import Files
 from loopsense.store.metering import Metering, Once, UsageRecord, period_of
 from loopsense.validation import validate
 
