@@ -33,11 +33,11 @@ from loopsense_sdk.client import (
     _export_traces,
     _loop_detect,
     _loops,
+    _new_file,
     _playbook,
     _run_monitor,
     _semantic_loop,
     _usage,
-    _new_file,
 )
 from loopsense_sdk.errors import LoopsenseError
 from loopsense_sdk.failure_groups import AsyncFailureGroups
