@@ -266,7 +266,6 @@ def test_a_second_tenant_walking_every_route_with_the_first_ones_ids_sees_and_ch
                              {"skillKey": "agent.loop_detect", "input": LOOP}, {200}),
         "GET /v1/playbooks/{name}": ("GET", "/v1/playbooks/identical_call", None, {200}),
         "POST /v1/files": ("POST", "/v1/files", None, {200}),  # a ref of B's own (docs/files.md)
-        "GET /openapi.json": ("GET", "/openapi.json", None, {200}),  # the contract: no tenant data
         "GET /": ("GET", "/", None, {200}),  # the dashboard's files: no tenant data
         "GET /openapi.json": ("GET", "/openapi.json", None, {200}),  # public: no tenant data
         "GET /ui/{proxy+}": ("GET", f"/ui/{execution}.js", None, {404}),
