@@ -183,3 +183,60 @@ def test_concurrent_batches_over_http_are_each_applied_once(server, operator):
     assert sorted(firsts) == list(range(0, total, size))
     assert signal(server, "/v1/runs/busy", key=key).json()["sequence"] == total
     assert operator.usage(tenant)["used"] == threads * batches
+
+
+READ = {"kind": "tool_call", "action": "read_file", "args": {"path": "SECRET-PATH-77/a.md"},
+        "result": {"text": "SECRET-TEXT-77"}, "outcome": "positive"}
+
+
+def test_the_same_call_across_agents_of_a_run_is_flagged(server):
+    """A manager and two sub-agents each read the same file once: run_repeated_call on the
+    third, in the POST answer, GET signal and GET /v1/runs/{runId}; never quoting content."""
+    run = "/v1/runs/e2e-across"
+    for agent in ("manager", "sub-1"):
+        first = post(server, f"{run}/steps", {**READ, "agentId": agent}).json()
+        assert first["findings"] == [] and first["recommendation"]["action"] == "continue"
+    third = post(server, f"{run}/steps", {**READ, "agentId": "sub-2"})
+    assert third.status == 200, third.body
+    found = third.json()["findings"]
+    assert found == [{"rule": "run_repeated_call", "severity": "warning", "count": 3,
+                      "rationale": "tool read_file called 3 times with identical arguments "
+                                   "by 3 agents of this run", "stepIndices": [0]}]
+    assert third.json()["recommendation"]["action"] == "nudge"
+    assert "SECRET" not in third.body.decode()
+    verdict = signal(server, run, "sub-2").json()["signal"]
+    assert verdict["ever_flagged"] == {"run_repeated_call": {"step": 0, "severity": "warning"}}
+    assert [f["rule"] for f in verdict["findings"]] == ["run_repeated_call"]
+    detail = server.request(b"", path=run, method="GET").json()
+    by_agent = {a["agentId"]: a["signal"] for a in detail["agents"]}
+    assert by_agent["sub-2"] == verdict  # and the others' (their latest call is that one)
+    assert [f["rule"] for f in by_agent["manager"]["findings"]] == ["run_repeated_call"]
+    # Another result is progress (the count starts again); a reset of every agent forgets.
+    changed = post(server, f"{run}/steps", {**READ, "agentId": "manager",
+                                            "result": {"text": "new"}}).json()
+    assert changed["findings"] == []
+    assert post(server, f"{run}/reset", {}).status == 200
+    again = post(server, f"{run}/steps", {**READ, "agentId": "sub-1"}).json()
+    assert again["findings"] == []
+
+
+def test_run_repeated_call_threshold_per_tool_and_switch(server):
+    run = "/v1/runs/e2e-across-config"
+    put = server.request({"run_repeat_warn": 2, "tools": {"poll_me": {"poll": True}}},
+                         path=f"{run}/config", method="PUT")
+    assert put.status == 200, put.body
+    post(server, f"{run}/steps", {**READ, "agentId": "a"})
+    second = post(server, f"{run}/steps", {**READ, "agentId": "b"}).json()
+    assert [f["rule"] for f in second["findings"]] == ["run_repeated_call"]
+    for agent in ("a", "b", "c"):  # a polling tool is never counted
+        polled = post(server, f"{run}/steps", {**READ, "action": "poll_me",
+                                               "agentId": agent}).json()
+        assert polled["findings"] == []
+    bad = server.request({"run_repeat_warn": 1}, path=f"{run}/config", method="PUT")
+    assert bad.status == 400 and "run_repeat_warn" in error(bad)["message"]
+    off = "/v1/runs/e2e-across-off"
+    server.request({"disabled_rules": ["run_repeated_call"]}, path=f"{off}/config",
+                   method="PUT")
+    for agent in ("a", "b", "c", "d"):
+        assert post(server, f"{off}/steps", {**READ, "agentId": agent}).json()["findings"] == []
+

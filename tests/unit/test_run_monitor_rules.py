@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from loopsense.core.monitor.config import RULES
+from loopsense.core.monitor.config import RULES, STATEFUL_RULES
 from tests.unit.monitor_traces import (
     answers,
     call,
@@ -73,7 +73,7 @@ RAISING = {
                                        step("checkpoint", metadata={"url": "/cart"}))], {}),
 }
 # Rules of the stateful surface only (tests/integration/test_runs_service.py tests them).
-CORE_RULES = list(RULES)
+CORE_RULES = [r for r in RULES if r not in STATEFUL_RULES]
 
 
 def healthy(n: int) -> list[dict]:

@@ -80,6 +80,7 @@ class ToolConfig(TypedDict):
     similar_warn: NotRequired[Any]
     similar_critical: NotRequired[Any]
     same_result_warn: NotRequired[Any]
+    run_repeat_warn: NotRequired[Any]
     same_result: NotRequired[bool]
     ignore_keys: NotRequired[Annotated[list[Key], Field(max_length=MAX_KEYS)]]
 

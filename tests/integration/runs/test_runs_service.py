@@ -22,7 +22,7 @@ from loopsense.errors import LoopsenseError
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.runs import views
 from loopsense.platform.runs.monitor import DAY_S, MAX_BREAK_AGENTS, MAX_STORED, Runs
-from loopsense.platform.runs.store import RunStore
+from loopsense.platform.runs.store import RunStore, decode
 from loopsense.settings import Settings
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.dynamo import Dynamo, make_client
@@ -366,8 +366,9 @@ def test_every_item_expires_retention_days_after_the_runs_last_write(client):
     expected = int(clock.now.timestamp()) + 3 * DAY_S
     assert answer["retention"] == {"days": 3, "expiresAt": "2026-12-05T12:00:00.000Z"}
     items = raw_items(runs, who, "r")
-    assert sorted(i["sk"] for i in items) == ["AGENT#ari", "CONFIG"]
-    assert {i["expiresAt"] for i in items} == {expected}  # the config lives on with the run
+    assert sorted(i["sk"] for i in items) == ["AGENT#ari", "CALLS", "CONFIG"]
+    # the config and the run's view of its calls live on with the run
+    assert {i["expiresAt"] for i in items} == {expected}
 
 
 def test_an_expired_agent_reads_as_absent_and_starts_afresh(client):
@@ -606,3 +607,23 @@ def test_a_listing_past_many_expired_runs_reads_a_bounded_number_and_goes_on_by_
         if cursor is None:
             break
     assert pages == [[], ["old-2"], ["old-1"]]
+
+
+def test_the_runs_view_of_calls_counts_every_agent_and_keeps_no_content(client):
+    runs, counting = service(client)
+    who = tenant()
+    secret = {"path": "SECRET-7f3/notes.md"}
+    for n, agent in enumerate(("m", "w1", "w2", "m")):
+        counting.calls.clear()
+        body = {"steps": [{**call("fetch", secret, {"text": "SECRET-7f3"}), "agentId": agent}]}
+        raw = json.dumps(body).encode()
+        answer = runs.steps(who, "r", json.loads(raw), raw, None)
+        if n:  # the first also reads the plan (then cached)
+            assert counting.calls == ["batch_get_item", "transact_write_items"]
+        rules = [f["rule"] for f in answer["findings"]]
+        assert rules == (["run_repeated_call"] if n >= 2 else [])
+    item = next(i for i in raw_items(runs, who, "r") if i["sk"] == "CALLS")
+    view = decode(bytes(item["body"].value))
+    assert [kept[0] for kept in view["calls"].values()] == [4]
+    assert b"SECRET" not in json.dumps(view).encode() and len(view["calls"]) == 1
+

@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 # Every rule, in the order findings are listed (spec/loop_safety.md, Rules).
 RULES = ("repeated_call", "cycle", "error_streak", "monologue", "content_loop",
          "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call",
-         "same_result", "state_revisit")
+         "same_result", "state_revisit", "run_repeated_call")
 LOOP_RULES = frozenset({"repeated_call", "cycle", "monologue", "content_loop", "repeated_query",
-                        "condensation_loop", "similar_call", "same_result", "state_revisit"})
+                        "condensation_loop", "similar_call", "same_result", "state_revisit",
+                        "run_repeated_call"})
+# Rules of the runs API only: they read the run's other agents (run_view).
+STATEFUL_RULES = frozenset({"run_repeated_call"})
 STUCK_RULES = frozenset({"error_streak", "stagnation"})
 
 # (name, default, low, high). An int default means an integer threshold.
@@ -41,11 +44,12 @@ THRESHOLD_SPECS: tuple[tuple[str, int | float, int | float, int | float], ...] =
     ("similar_args", 0.5, 0.1, 1.0),
     ("same_result_warn", 4, 2, 100),
     ("revisit_threshold", 3, 2, 1000),
+    ("run_repeat_warn", 3, 2, 100),
 )
 DEFAULTS: dict[str, int | float] = {name: default for name, default, _, _ in THRESHOLD_SPECS}
 # The thresholds a per-tool policy may set for its own calls.
 TOOL_THRESHOLDS = ("repeat_warn", "repeat_critical", "poll_warn", "similar_warn",
-                   "similar_critical", "same_result_warn")
+                   "similar_critical", "same_result_warn", "run_repeat_warn")
 REPEAT_THRESHOLDS = ("repeat_warn", "repeat_critical", "poll_warn")  # repeated_call's
 
 # Volatile result fields dropped before hashing, at any depth (canonical, i.e. lowercased).

@@ -73,6 +73,8 @@ RATIONALES = {
                                  "between",
     ("state_revisit", WARNING): "the same state checkpointed {n} times with no new state "
                                 "between",
+    ("run_repeated_call", WARNING): "{tool} called {n} times with identical arguments by "
+                                    "{agents} agents of this run",
 }
 _FAILED = ("Your last {n} actions failed. Stop retrying; read the errors, change the approach, "
            "or report that you are blocked.")
@@ -108,6 +110,10 @@ NUDGES = {
     ("state_revisit", None): "You have come back to the same state {n} times without getting "
                              "anywhere new. Try a different approach or report that you are "
                              "blocked.",
+    ("run_repeated_call", None): "The agents of this run have called {called} {n} times with "
+                                 "the same arguments and got the same result. Use the result "
+                                 "already found (share it between agents) instead of calling "
+                                 "it again.",
 }
 
 

@@ -29,7 +29,15 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from loopsense.core.monitor import content, embeddings, lookalike, repetition, revisits, streaks
+from loopsense.core.monitor import (
+    content,
+    embeddings,
+    lookalike,
+    repetition,
+    revisits,
+    run_view,
+    streaks,
+)
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import CRITICAL, Finding
 from loopsense.core.monitor.signal import CONTINUE, Answer, recommend
@@ -159,10 +167,12 @@ def upgrade(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
+def evaluate(state: Mapping[str, Any], config: MonitorConfig,
+             view: Mapping[str, Any] | None = None) -> Answer:
     """Every enabled rule over the state's segment, in RULES order: the answer for the latest
     step, recommending continue (``recommend`` decides). A rule that cannot fire (its count in
-    the index, or the segment's last steps, say so) is not run."""
+    the index, or the segment's last steps, say so) is not run. ``view``: the run's view of its
+    agents' calls (run_view; the runs API's), for run_repeated_call."""
     entries = state["entries"]
     index = state["index"]
     off = config.disabled_rules
@@ -230,14 +240,20 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
     if (check is not None and index["checks"][check] >= values["revisit_threshold"]
             and "state_revisit" not in off and (f := revisits.state_revisit(entries, config))):
         findings.append(f)
+    if (view is not None and index["call"] is not None and "run_repeated_call" not in off
+            and (f := run_view.run_repeated_call(view, index["call"], entries, config))):
+        findings.append(f)
     return Answer(state["next"] - 1, findings, CONTINUE.copy(), window, drift_score,
                   config.name_tools, score, state["flagged"])
 
 
 def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfig,
-            made: Entry | None = None) -> tuple[dict[str, Any], Answer]:
+            made: Entry | None = None, view: dict[str, Any] | None = None,
+            agent: str = "") -> tuple[dict[str, Any], Answer]:
     """Add one step to ``state`` (updated in place) and answer for it. ``made``: the step's
-    entry if made already (agent.run_monitor makes a whole trace's first)."""
+    entry if made already (agent.run_monitor makes a whole trace's first). ``view``: the run's
+    view of its agents' calls, which counts this step's call as made by the agent tagged
+    ``agent`` (run_view.agent_tag; the runs API's)."""
     if state["version"] != STATE_VERSION:
         upgrade(state)
     index = state["next"]
@@ -248,10 +264,10 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
         if config.reset_on_repeated_user_message or said != state["user"]:
             reset(state)
             state.update(segmentStart=index + 1, user=said)
-            return state, answer(state, config)
+            return state, answer(state, config, view)
         # the same message again ("continue"): a step of the segment, not a reset point
     if kind == THOUGHT:  # skipped by every rule: it breaks no run of copies
-        return state, answer(state, config)
+        return state, answer(state, config, view)
     new = entry(step, index, config) if made is None else made
     entries = state["entries"]
     keys = state["index"]
@@ -266,13 +282,16 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
     while len(entries) > history:
         remove(keys, entries.pop(0))
     content.follow(state, step, index, config)
-    return state, answer(state, config)
+    if view is not None and run_view.counts(new, config):
+        run_view.count(view, new, agent)
+    return state, answer(state, config, view)
 
 
-def answer(state: dict[str, Any], config: MonitorConfig) -> Answer:
+def answer(state: dict[str, Any], config: MonitorConfig,
+           view: Mapping[str, Any] | None = None) -> Answer:
     """The answer for the step just observed, its recommendation counted, its findings
     flagged."""
-    out = recommend(state, evaluate(state, config), config)
+    out = recommend(state, evaluate(state, config, view), config)
     if out.findings:
         out.flagged = flag(state, out.findings, out.index)
     return out
@@ -294,12 +313,13 @@ def flag(state: dict[str, Any], findings: list[Finding], index: int) -> dict[str
     return flagged
 
 
-def inspect(state: Mapping[str, Any], config: MonitorConfig) -> Answer:
+def inspect(state: Mapping[str, Any], config: MonitorConfig,
+            view: Mapping[str, Any] | None = None) -> Answer:
     """Re-inspect without a new step (GET .../signal): the rules over the state as it is, with
-    the last recommendation (none counted). ``state`` is not changed."""
+    the last recommendation (none counted). ``state`` and ``view`` are not changed."""
     if state["version"] != STATE_VERSION:
         state = upgrade(copy.deepcopy(dict(state)))
-    answer = evaluate(state, config)
+    answer = evaluate(state, config, view)
     if answer.findings:
         answer.recommendation = dict(state["last"] or CONTINUE)
     return answer

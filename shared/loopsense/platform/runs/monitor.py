@@ -32,6 +32,7 @@ from loopsense.core.canonical import CanonicalError
 from loopsense.core.instants import DAY_S, stamp
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.monitor import inspect, new_state, observe, reset
+from loopsense.core.monitor.run_view import agent_tag
 from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.access.catalog import CATALOG
 from loopsense.platform.access.gate import Admitted, Gate, Offer
@@ -39,7 +40,14 @@ from loopsense.platform.access.idempotency import digest, remember, replay
 from loopsense.platform.access.plans import quota_exceeded, rate_limited, resolve_plan
 from loopsense.platform.access.retry import until_written
 from loopsense.platform.http.auth import Identity
-from loopsense.platform.runs.store import AgentItem, ConfigItem, RunStore, WriteRefused, encode
+from loopsense.platform.runs.store import (
+    AgentItem,
+    CallsItem,
+    ConfigItem,
+    RunStore,
+    WriteRefused,
+    encode,
+)
 from loopsense.skills import run_monitor
 from loopsense.skills.thresholds import THRESHOLDS
 from loopsense.store.accounts import Accounts, Plan
@@ -230,7 +238,8 @@ class Runs:
         def attempt() -> dict[str, Any] | None:
             now = self.clock()
             epoch = int(now.timestamp())
-            agent, config = self.store.agent_and_config(caller.tenant_id, run_id, agent_id)
+            agent, config, calls = self.store.agent_and_config(caller.tenant_id, run_id,
+                                                                agent_id, epoch)
             if config is not None and config.expires_at <= epoch:
                 config = None  # expired, not yet deleted: neither applied nor kept alive
             if agent is not None and key is not None:
@@ -238,7 +247,8 @@ class Runs:
                 if made is not None:
                     return dict(made)
             current = current_agent(agent, agent_id, epoch)
-            answer = self._apply(caller, current, config, steps, run_id, now)
+            made = calls.body["made"]
+            answer = self._apply(caller, current, config, steps, run_id, now, calls)
             expires = self.expiry(caller, now)
             answer["retention"] = self.retention(caller, expires)
             if key is not None:
@@ -255,6 +265,9 @@ class Runs:
             if config is not None:
                 actions.append(self.store.keep_config(caller.tenant_id, run_id, config,
                                                       expires))
+            if calls.body["made"] != made:  # the batch counted calls in the run's view
+                actions.append(self.store.put_calls(caller.tenant_id, run_id, calls,
+                                                    stamp(now), expires))
             if self.write(caller, actions, True, now):
                 return answer
             return None
@@ -262,14 +275,16 @@ class Runs:
         return until_written(attempt, write_conflict)
 
     def _apply(self, caller: Caller, agent: AgentItem, config_item: ConfigItem | None,
-               steps: list[dict[str, Any]], run_id: str, now: datetime) -> dict[str, Any]:
+               steps: list[dict[str, Any]], run_id: str, now: datetime, calls: CallsItem
+               ) -> dict[str, Any]:
         config = self._config(caller, config_item, int(now.timestamp()), agent)
         state = agent.body["monitor"]
         first = state["next"]
         answer = None
+        tag = agent_tag(agent.agent_id)
         for offset, step in enumerate(steps):
             try:
-                state, answer = observe(state, step, config)
+                state, answer = observe(state, step, config, view=calls.body, agent=tag)
             except CanonicalError as exc:
                 raise validation_error(f"steps.{offset}", exc.issue, INVALID) from None
         assert answer is not None
@@ -291,14 +306,15 @@ class Runs:
         if caller.monitor_disabled:
             return {"runId": run_id, "agentId": agent_id, "monitor_disabled": True,
                     "signal": None}
-        agent, config_item = self.store.agent_and_config(caller.tenant_id, run_id, agent_id)
+        agent, config_item, calls = self.store.agent_and_config(caller.tenant_id, run_id,
+                                                                agent_id, epoch)
         if agent is None or not agent.live(epoch):
             raise agent_not_found()
         config = self._config(caller, config_item, epoch, agent)
         state = agent.body["monitor"]
         return {"runId": run_id, "agentId": agent_id, "monitor_disabled": False,
                 "sequence": state["next"], "segmentStart": state["segmentStart"],
-                "signal": inspect(state, config).signal(),
+                "signal": inspect(state, config, calls.body).signal(),
                 "retention": self.retention(caller, agent.expires_at)}
 
     # POST /v1/runs/{runId}/agents --------------------------------------------------------------
@@ -365,6 +381,8 @@ class Runs:
                                                     encoded(agent),
                                                     stamp(now),
                                                     expires))
+            if agent_id is None:  # every agent: the run's view of their calls starts afresh
+                actions.append(self.store.drop_calls(caller.tenant_id, run_id))
             if self.write(caller, actions, False, now):
                 return {"runId": run_id, "reset": [
                     {"agentId": a.agent_id, "segmentStart": a.body["monitor"]["segmentStart"]}

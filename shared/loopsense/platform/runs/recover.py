@@ -317,6 +317,8 @@ class Recover:
                 reset_monitor(agent.body["monitor"])
                 resets.append(self.runs.store.put_agent(caller.tenant_id, run_id, agent,
                                                         encoded(agent), stamp(now), expires))
+            if agent_id is None:  # every agent: the run's view of their calls starts afresh
+                resets.append(self.runs.store.drop_calls(caller.tenant_id, run_id))
             return Switch(uuid.uuid4().hex, 0, lesson,
                           {"type": BREAK_EVENT, "details": {"snapshotId": snapshot_id,
                                                             "reason": request.reason,

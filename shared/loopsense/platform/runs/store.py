@@ -9,6 +9,8 @@ a partition), ``sk`` = the item's kind:
   embedding or null, "recent": the last Idempotency-Keys applied [[key digest, body digest,
   answer], ...]}. Compressed: the state is mostly hex keys and unit vectors.
 - ``CONFIG``: the run's config (as validated JSON), ``version``.
+- ``CALLS``: the run's view of its agents' tool calls (core/monitor/run_view.py, for
+  run_repeated_call): ``version`` and ``body``, zlib-compressed JSON, at most 256 keys.
 - ``MEMORY``, ``LESSON#<id>``, ``EVENT#<seq>`` (and the run's ``#MEMORY`` partition): working
   memory, lessons and snapshots, the event log (platform/runs/memory_store.py).
 
@@ -29,10 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopsense import jsonio
+from loopsense.core.monitor.run_view import new_view
 from loopsense.store.dynamo import CONFLICTS, ConditionFailed, Dynamo, from_item, to_item
 
 AGENT = "AGENT#"
 CONFIG = "CONFIG"
+CALLS = "CALLS"  # sorts between AGENT# and CONFIG: the run's Query reads it with them
 ACTIVITY_INDEX = "byActivity"
 
 
@@ -82,6 +86,22 @@ class ConfigItem:
     expires_at: int
 
 
+@dataclass
+class CallsItem:
+    """The run's view of its agents' calls; version 0: no item yet (or it expired)."""
+    body: dict[str, Any]
+    version: int = 0
+    expires_at: int = 0
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any], now: int) -> CallsItem:
+        blob = item["body"]
+        if int(item["expiresAt"]) <= now:  # expired, not yet deleted: a view afresh
+            return cls(new_view(), int(item["version"]))
+        return cls(decode(bytes(blob.value if hasattr(blob, "value") else blob)),
+                   int(item["version"]), int(item["expiresAt"]))
+
+
 class WriteRefused(Exception):
     """A transaction was cancelled by a condition; ``reasons`` holds each action's code."""
 
@@ -103,18 +123,20 @@ class RunStore:
         return {"pk": {"S": partition(tenant_id, run_id)}, "sk": {"S": sk}}
 
     # reads ---------------------------------------------------------------------------------
-    def agent_and_config(self, tenant_id: str, run_id: str, agent_id: str
-                         ) -> tuple[AgentItem | None, ConfigItem | None]:
-        """One BatchGetItem (consistent): the agent's item and the run's config."""
+    def agent_and_config(self, tenant_id: str, run_id: str, agent_id: str, now: int
+                         ) -> tuple[AgentItem | None, ConfigItem | None, CallsItem]:
+        """One BatchGetItem (consistent): the agent's item, the run's config and its view of
+        the agents' calls."""
         keys = [self._key(tenant_id, run_id, AGENT + agent_id),
-                self._key(tenant_id, run_id, CONFIG)]
+                self._key(tenant_id, run_id, CONFIG), self._key(tenant_id, run_id, CALLS)]
         request = {self.table: {"Keys": keys, "ConsistentRead": True}}
         found = [from_item(i) for page in self.db.batch("batch_get_item", request,
                                                         "UnprocessedKeys")
                  for i in page.get("Responses", {}).get(self.table, [])]
-        agent = next((AgentItem.from_item(i) for i in found if i["sk"] != CONFIG), None)
+        agent = next((AgentItem.from_item(i) for i in found if i["sk"].startswith(AGENT)),
+                     None)
         config = next((_config(i) for i in found if i["sk"] == CONFIG), None)
-        return agent, config
+        return agent, config, _calls(found, now)
 
     def agent(self, tenant_id: str, run_id: str, agent_id: str) -> AgentItem | None:
         item = self.db.get(self.table, {"pk": partition(tenant_id, run_id),
@@ -129,9 +151,11 @@ class RunStore:
                                        ":agent": {"S": AGENT}})
         return [AgentItem.from_item(i) for i in items]
 
-    def run(self, tenant_id: str, run_id: str) -> tuple[list[AgentItem], ConfigItem | None]:
-        """One Query (consistent): every agent of the run and its config. ``AGENT#...`` sorts
-        just before ``CONFIG`` and no other kind sorts between them (EVENT#, LESSON#, MEMORY)."""
+    def run(self, tenant_id: str, run_id: str, now: int
+            ) -> tuple[list[AgentItem], ConfigItem | None, CallsItem]:
+        """One Query (consistent): every agent of the run, its config and its view of the
+        agents' calls. ``AGENT#...``, ``CALLS`` and ``CONFIG`` sort in that order and no other
+        kind sorts between them (EVENT#, LESSON#, MEMORY)."""
         items = self.db.query(
             self.table, ConsistentRead=True,
             KeyConditionExpression="pk = :pk AND sk BETWEEN :agent AND :config",
@@ -139,7 +163,7 @@ class RunStore:
                                        ":agent": {"S": AGENT}, ":config": {"S": CONFIG}})
         agents = [AgentItem.from_item(i) for i in items if i["sk"].startswith(AGENT)]
         config = next((_config(i) for i in items if i["sk"] == CONFIG), None)
-        return agents, config
+        return agents, config, _calls(items, now)
 
     def recent(self, tenant_id: str, limit: int, start: dict[str, Any] | None
                ) -> tuple[list[dict[str, str]], dict[str, Any] | None]:
@@ -188,6 +212,24 @@ class RunStore:
             "ExpressionAttributeValues": {":e": {"N": str(expires_at)},
                                           ":v": {"N": str(config.version)}}}}
 
+    def put_calls(self, tenant_id: str, run_id: str, calls: CallsItem, now: str,
+                  expires_at: int) -> dict[str, Any]:
+        """Put the run's view as version ``calls.version + 1``, if it is still at
+        ``calls.version`` (a concurrent batch of another agent: read and apply again)."""
+        values = {"pk": partition(tenant_id, run_id), "sk": CALLS,
+                  "version": calls.version + 1, "body": encode(calls.body), "updatedAt": now,
+                  "expiresAt": expires_at}
+        if calls.version == 0:
+            return {"Put": {"TableName": self.table, "Item": to_item(values),
+                            "ConditionExpression": "attribute_not_exists(sk)"}}
+        return {"Put": {"TableName": self.table, "Item": to_item(values),
+                        "ConditionExpression": "version = :v",
+                        "ExpressionAttributeValues": {":v": {"N": str(calls.version)}}}}
+
+    def drop_calls(self, tenant_id: str, run_id: str) -> dict[str, Any]:
+        """Forget the run's view (a reset point of every agent)."""
+        return {"Delete": {"TableName": self.table, "Key": self._key(tenant_id, run_id, CALLS)}}
+
     def write(self, actions: list[dict[str, Any]]) -> None:
         """One TransactWriteItems: all of ``actions`` or none. WriteRefused names the actions
         whose condition failed (or that met a concurrent transaction)."""
@@ -199,3 +241,8 @@ class RunStore:
 
 def _config(item: dict[str, Any]) -> ConfigItem:
     return ConfigItem(json.loads(item["config"]), int(item["version"]), int(item["expiresAt"]))
+
+
+def _calls(items: list[dict[str, Any]], now: int) -> CallsItem:
+    found = next((i for i in items if i["sk"] == CALLS), None)
+    return CallsItem.from_item(found, now) if found is not None else CallsItem(new_view())

@@ -24,7 +24,7 @@ from loopsense.errors import LoopsenseError, validation_error
 from loopsense.platform.http.auth import Identity
 from loopsense.platform.http.request import limit_param
 from loopsense.platform.runs.monitor import AGENT_ID, RUN_ID, Caller, Runs, check_run_id
-from loopsense.platform.runs.store import AGENT, AgentItem, ConfigItem, partition, run_of
+from loopsense.platform.runs.store import AGENT, AgentItem, CallsItem, ConfigItem, partition, run_of
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 50
 INDEX_PAGE = 100  # index entries read per Query
@@ -66,13 +66,14 @@ class RunViews:
         self.runs = runs
 
     def _agents(self, caller: Caller, agents: list[AgentItem], config: ConfigItem | None,
-                epoch: int, full: bool) -> list[dict[str, Any]]:
+                calls: CallsItem, epoch: int, full: bool) -> list[dict[str, Any]]:
         views = []
         for agent in sorted((a for a in agents if a.live(epoch)), key=lambda a: a.agent_id):
             state = agent.body["monitor"]
             signal = None
             if not caller.monitor_disabled:
-                signal = inspect(state, self.runs._config(caller, config, epoch, agent)).signal()
+                signal = inspect(state, self.runs._config(caller, config, epoch, agent),
+                                 calls.body).signal()
             view = {"agentId": agent.agent_id, "role": agent.role, "sequence": state["next"],
                     "segmentStart": state["segmentStart"], "createdAt": _time(agent.created_at),
                     "lastActivity": _time(agent.updated_at),
@@ -102,14 +103,15 @@ class RunViews:
                 if run_id in met:
                     continue
                 met.add(run_id)
-                agents, config = self.runs.store.run(caller.tenant_id, run_id)
+                agents, config, calls = self.runs.store.run(caller.tenant_id, run_id, epoch)
                 live = [a for a in agents if a.live(epoch)]
                 newest = max(live, key=lambda a: (a.updated_at or "", a.agent_id), default=None)
                 if newest is None or AGENT + newest.agent_id != entry["sk"] \
                         or newest.updated_at != entry["ask"]:
                     continue  # expired, or listed where its newest agent stands
                 items.append({"runId": run_id, "lastActivity": _time(newest.updated_at),
-                              "agents": self._agents(caller, live, config, epoch, False)})
+                              "agents": self._agents(caller, live, config, calls, epoch,
+                                                        False)})
                 if len(items) == limit:
                     return {"items": items, "nextCursor": encode_cursor(entry)}
             if start is None:
@@ -122,12 +124,12 @@ class RunViews:
         caller = self.runs.admit(identity)
         self.runs.count_request(caller)
         epoch = int(self.runs.clock().timestamp())
-        agents, config = self.runs.store.run(caller.tenant_id, run_id)
+        agents, config, calls = self.runs.store.run(caller.tenant_id, run_id, epoch)
         live = [a for a in agents if a.live(epoch)]
         if not live:
             raise LoopsenseError("RUN_NOT_FOUND", "no live agent in this run")
         newest = max(live, key=lambda a: (a.updated_at or "", a.agent_id))
         stored = config.raw if config is not None and config.expires_at > epoch else None
         return {"runId": run_id, "lastActivity": _time(newest.updated_at),
-                "agents": self._agents(caller, live, config, epoch, True), "config": stored,
+                "agents": self._agents(caller, live, config, calls, epoch, True), "config": stored,
                 "retention": self.runs.retention(caller, max(a.expires_at for a in live))}
