@@ -186,12 +186,7 @@ class RunStore:
                   "seq": agent.body["monitor"]["next"], "body": blob,
                   "createdAt": agent.created_at or now, "updatedAt": now,
                   "expiresAt": expires_at, "apk": tenant_id, "ask": now}
-        if agent.version == 0:
-            return {"Put": {"TableName": self.table, "Item": to_item(values),
-                            "ConditionExpression": "attribute_not_exists(sk)"}}
-        return {"Put": {"TableName": self.table, "Item": to_item(values),
-                        "ConditionExpression": "version = :v",
-                        "ExpressionAttributeValues": {":v": {"N": str(agent.version)}}}}
+        return self._put_versioned(values, agent.version)
 
     def put_config(self, tenant_id: str, run_id: str, raw: dict[str, Any], now: str,
                    expires_at: int) -> dict[str, Any]:
@@ -219,12 +214,16 @@ class RunStore:
         values = {"pk": partition(tenant_id, run_id), "sk": CALLS,
                   "version": calls.version + 1, "body": encode(calls.body), "updatedAt": now,
                   "expiresAt": expires_at}
-        if calls.version == 0:
+        return self._put_versioned(values, calls.version)
+
+    def _put_versioned(self, values: dict[str, Any], version: int) -> dict[str, Any]:
+        """A Put of ``values`` on condition that the item is still at ``version`` (0: none)."""
+        if version == 0:
             return {"Put": {"TableName": self.table, "Item": to_item(values),
                             "ConditionExpression": "attribute_not_exists(sk)"}}
         return {"Put": {"TableName": self.table, "Item": to_item(values),
                         "ConditionExpression": "version = :v",
-                        "ExpressionAttributeValues": {":v": {"N": str(calls.version)}}}}
+                        "ExpressionAttributeValues": {":v": {"N": str(version)}}}}
 
     def drop_calls(self, tenant_id: str, run_id: str) -> dict[str, Any]:
         """Forget the run's view (a reset point of every agent)."""
