@@ -1,17 +1,26 @@
 """The Python SDK's default transport keeps connections alive: requests to one host reuse one
 connection; a kept connection the server closed while idle is replaced, the request repeated only
-when that is safe (GET/PUT/DELETE or an Idempotency-Key); a proxy from the environment is used."""
+when that is safe (GET/PUT/DELETE or an Idempotency-Key); a proxy from the environment is used;
+the timeout bounds the whole request, also when the answer trickles in."""
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from loopsense_sdk import APIConnectionError, Client, HttpRequest, KeepAliveTransport
+from loopsense_sdk import (
+    APIConnectionError,
+    Client,
+    HttpRequest,
+    KeepAliveTransport,
+    RequestTimeoutError,
+)
 
 
 class Counting(ThreadingHTTPServer):
@@ -101,3 +110,29 @@ def test_a_proxy_in_the_environment_is_honoured(origin: Counting,
     transport = KeepAliveTransport()
     answer = transport(HttpRequest("GET", "http://loopsense.invalid/v1/x", {}, None, 2.0))
     assert answer.status == 200 and origin.requests == 1  # it went to the proxy
+
+
+def test_the_timeout_holds_for_the_whole_request_however_the_answer_trickles() -> None:
+    """A server that sends its answer a byte at a time, each well within the timeout: the request
+    still ends at its timeout (it was per socket operation, so this took the whole trickle)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + b"X-Pad: " + b"a" * 60
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            for byte in answer:
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    return
+                time.sleep(0.05)  # the whole answer: about 6 s
+
+    threading.Thread(target=trickle, daemon=True).start()
+    port = listener.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(RequestTimeoutError):
+        KeepAliveTransport()(HttpRequest("GET", f"http://127.0.0.1:{port}/x", {}, None, 0.5))
+    assert time.monotonic() - start < 2.0  # 0.5 s and scheduling, not the 6 s trickle
+    listener.close()

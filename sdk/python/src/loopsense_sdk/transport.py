@@ -1,6 +1,11 @@
 """HTTP transports: the default keeps connections alive (``KeepAliveTransport``, the standard
 library's http.client), ``urllib_transport`` opens one per request (and honours proxies).
 
+``HttpRequest.timeout`` bounds the whole request on the default transport (connect, send, the
+answer's head and body: each socket operation gets what is left of it), so a server that
+trickles its answer cannot hold a caller past it. urllib's is per socket operation (and so is
+the default transport's through a proxy).
+
 A transport sends one request and answers any HTTP status; it raises ``APIConnectionError`` (or
 ``RequestTimeoutError``) when there is no answer. The client's retry loop (loopsense_sdk.client)
 decides what happens next.
@@ -9,7 +14,10 @@ decides what happens next.
 from __future__ import annotations
 
 import http.client
+import io
+import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -131,6 +139,11 @@ class KeepAliveTransport:
     @staticmethod
     def _send(connection: http.client.HTTPConnection, request: HttpRequest,
               target: str) -> HttpResponse:
+        end = time.monotonic() + request.timeout
+        if connection.sock is None and connection.auto_open:
+            connection.connect()  # here, not in request(): so that the socket is wrapped
+        if connection.sock is not None:
+            connection.sock = _Deadline(_raw(connection.sock), end)  # type: ignore[assignment]
         connection.request(request.method, target, body=request.body, headers=request.headers)
         answer = connection.getresponse()
         body = answer.read()
@@ -161,9 +174,45 @@ class KeepAliveTransport:
               answer: HttpResponse) -> None:
         if connection.sock is None:  # closed (the server said so, or an error)
             return
+        connection.sock = _raw(connection.sock)  # type: ignore[assignment]
         with self._lock:
             idle = self._idle.setdefault(key, [])
             if len(idle) < self.max_idle:
                 idle.append(connection)
                 return
         connection.close()
+
+
+class _Deadline:
+    """A connected socket whose every operation gets what is left until ``end`` (monotonic
+    seconds) as its timeout: the request's timeout holds for the whole request, however the
+    server spreads its answer. ``makefile`` reads through it (http.client reads the answer from
+    a file of the socket)."""
+
+    def __init__(self, sock: socket.socket, end: float) -> None:
+        self.sock = sock
+        self.end = end
+
+    def _left(self) -> None:
+        left = self.end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request's time is up")
+        self.sock.settimeout(left)
+
+    def sendall(self, data: bytes) -> None:
+        self._left()
+        self.sock.sendall(data)
+
+    def recv_into(self, buffer: memoryview, nbytes: int = 0) -> int:
+        self._left()
+        return self.sock.recv_into(buffer, nbytes)
+
+    def makefile(self, mode: str = "rb", buffering: int = -1) -> io.BufferedReader:
+        return io.BufferedReader(socket.SocketIO(self, "rb"))  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:  # close, settimeout, fileno, ...
+        return getattr(self.sock, name)
+
+
+def _raw(sock: object) -> socket.socket:
+    return sock.sock if isinstance(sock, _Deadline) else sock  # type: ignore[return-value]
