@@ -143,7 +143,7 @@ class KeepAliveTransport:
         if connection.sock is None and connection.auto_open:
             connection.connect()  # here, not in request(): so that the socket is wrapped
         if connection.sock is not None:
-            connection.sock = _Deadline(_raw(connection.sock), end)  # type: ignore[assignment]
+            connection.sock = _Deadline(_raw(connection.sock), end)
         connection.request(request.method, target, body=request.body, headers=request.headers)
         answer = connection.getresponse()
         body = answer.read()
@@ -174,7 +174,7 @@ class KeepAliveTransport:
               answer: HttpResponse) -> None:
         if connection.sock is None:  # closed (the server said so, or an error)
             return
-        connection.sock = _raw(connection.sock)  # type: ignore[assignment]
+        connection.sock = _raw(connection.sock)
         with self._lock:
             idle = self._idle.setdefault(key, [])
             if len(idle) < self.max_idle:
@@ -192,6 +192,8 @@ class _Deadline:
     def __init__(self, sock: socket.socket, end: float) -> None:
         self.sock = sock
         self.end = end
+        self._files = 0  # open makefile()s: closing waits for them, as a socket's close does
+        self._closed = False
 
     def _left(self) -> None:
         left = self.end - time.monotonic()
@@ -208,7 +210,18 @@ class _Deadline:
         return self.sock.recv_into(buffer, nbytes)
 
     def makefile(self, mode: str = "rb", buffering: int = -1) -> io.BufferedReader:
+        self._files += 1
         return io.BufferedReader(socket.SocketIO(self, "rb"))  # type: ignore[arg-type]
+
+    def _decref_socketios(self) -> None:  # SocketIO.close calls it
+        self._files -= 1
+        if self._closed and self._files <= 0:
+            self.sock.close()
+
+    def close(self) -> None:  # http.client closes the connection before reading a last answer
+        self._closed = True
+        if self._files <= 0:
+            self.sock.close()
 
     def __getattr__(self, name: str) -> object:  # close, settimeout, fileno, ...
         return getattr(self.sock, name)
