@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cfnlint.decode import cfn_yaml
 
 from loopsense.platform.access.idempotency import Idempotency
 from loopsense.platform.execute.pipeline import Execute
@@ -23,7 +24,8 @@ from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo
 from loopsense.store.metering import Metering
 from loopsense_local.embedded import EmbeddedDynamoDB
-from loopsense_local.tables import create_tables
+from loopsense_local.tables import TABLES, create_tables, local_table_name
+from tests.infra.test_template import TEMPLATE
 
 BODY = json.dumps({"skillKey": "agent.loop_detect",
                    "input": {"events": [{"action": "a"}, {"action": "b"}] * 3}}).encode()
@@ -32,15 +34,32 @@ BODY = json.dumps({"skillKey": "agent.loop_detect",
 class Counting:
     def __init__(self, client: Any) -> None:
         self.client, self.calls = client, []
+        self.actions: set[tuple[str, str]] = set()  # (IAM action, table name) ever called
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.client, name)
 
         def call(**kwargs: Any) -> Any:
             self.calls.append(name)
+            self.actions |= iam_actions(name, kwargs)
             return method(**kwargs)
 
         return call
+
+
+TRANSACT = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+            "ConditionCheck": "ConditionCheckItem"}
+
+
+def iam_actions(operation: str, kwargs: dict[str, Any]) -> set[tuple[str, str]]:
+    """What IAM must allow for one call: a transaction needs each of its actions on its table."""
+    if operation == "transact_write_items":
+        return {(f"dynamodb:{TRANSACT[kind]}", body["TableName"])
+                for item in kwargs["TransactItems"] for kind, body in item.items()}
+    action = "dynamodb:" + "".join(part.title() for part in operation.split("_"))
+    if operation.startswith("batch_"):
+        return {(action, table) for table in kwargs["RequestItems"]}
+    return {(action, kwargs["TableName"])} if "TableName" in kwargs else set()  # list_tables
 
 
 class InThread:
@@ -69,6 +88,7 @@ def requests(world: tuple[Execute, Accounts, Counting, str], key: str | None
     context = authorizer_context(f"Bearer {secret}", accounts)
     authorizer = list(counting.calls)
     counting.calls.clear()
+    counting.actions.clear()  # from here on, the execute function's own
     answer = execute.execute(Request("POST", "/v1/execute",
                                      {"idempotency-key": key} if key else {}, BODY, "r", context))
     assert answer["statusCode"] == 200, answer["body"]
@@ -87,3 +107,25 @@ def test_an_idempotency_key_adds_its_record_and_a_replay_is_that_record(world):
                         "transact_write_items", "update_item"]
     _, replay = requests(world, "once")
     assert replay == ["put_item"]  # refused on condition, the stored response returned with it
+
+
+def test_the_template_lets_the_execute_function_make_every_request_it_makes(world):
+    """Deployed, IAM refuses a DynamoDB action the function's policy does not grant (the
+    embedded engine has no IAM): every action the two tests above made, on every table, is
+    granted to ExecuteFunction by template.yaml."""
+    _, _, counting, _ = world
+    actions = set()
+    for key in (None, "granted", "granted"):  # a call, a keyed call, its replay
+        requests(world, key)
+        actions |= counting.actions
+    template = cfn_yaml.load(str(TEMPLATE))
+    names = {local_table_name(field): logical for logical, field in TABLES.items()}
+    granted = set()
+    for policy in template["Resources"]["ExecuteFunction"]["Properties"]["Policies"]:
+        for statement in policy["Statement"]:
+            listed = statement["Action"]
+            for action in [listed] if isinstance(listed, str) else listed:
+                granted.add((action, str(statement["Resource"])))
+    made = {(action, str({"Fn::GetAtt": [names[table], "Arn"]}))
+            for action, table in actions}
+    assert made and made <= granted, sorted(made - granted)
