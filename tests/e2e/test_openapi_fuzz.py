@@ -28,7 +28,6 @@ from schemathesis.specs.openapi.checks import (
 from loopsense.errors import ERRORS
 from loopsense.platform.contract.routes import DOCUMENT
 from loopsense.validation import _ISSUES
-from tests.e2e.server import DEV_KEY
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "8"))  # per route (more to hunt, not to keep)
 STATEFUL_EXAMPLES = int(os.environ.get("FUZZ_STATEFUL", "8"))  # scenarios of the runs flow
@@ -83,10 +82,20 @@ def base(server) -> str:
     return str(server.url)
 
 
+@pytest.fixture(scope="module")
+def headers(operator) -> dict[str, str]:
+    """A tenant of its own on a plan whose rate limit the fuzz never reaches: on the development
+    tenant's 50 requests/s most answers would be 429s, checking little."""
+    operator.set_plan("fuzz-unlimited", credits=10**9, rps=100_000)
+    _, key = operator.new_tenant("fuzz-unlimited")
+    return {"Authorization": f"Bearer {key}"}
+
+
 @pytest.mark.parametrize("route", sorted(OPERATIONS))
-def test_every_route_answers_as_documented(route: str, base: str) -> None:
+def test_every_route_answers_as_documented(route: str, base: str,
+                                          headers: dict[str, str]) -> None:
     operation = OPERATIONS[route]
-    headers = {"Authorization": f"Bearer {DEV_KEY}"}
+    checked = []
 
     @seed(22)
     @settings(max_examples=EXAMPLES, deadline=None, database=None,
@@ -100,16 +109,17 @@ def test_every_route_answers_as_documented(route: str, base: str) -> None:
             return  # documented and retryable (the shared machine's store or server busy)
         case.validate_response(response, checks=CHECKS)
         check_no_echo(route, case, response)
+        checked.append(response.status_code)
 
     run()
+    assert checked, "every answer was a retryable 5xx: nothing was checked"
 
 
-def test_the_runs_flow_follows_the_documents_links(base: str) -> None:
+def test_the_runs_flow_follows_the_documents_links(base: str, headers: dict[str, str]) -> None:
     """Stateful: schemathesis chains the runs routes by the document's links (register or
     steps -> signal, circuit break -> restore and snapshot of the same run), checking every
     answer as above."""
     runs = SCHEMA.include(path_regex="^/v1/runs/")
-    headers = {"Authorization": f"Bearer {DEV_KEY}"}
 
     class Runs(runs.as_state_machine()):  # type: ignore[misc]
         def get_call_kwargs(self, case: Any) -> dict[str, Any]:
