@@ -334,3 +334,18 @@ def test_the_file_store_unreachable_is_503_charges_nothing_and_keeps_the_file(
     status, body, _ = stack.call(by_ref, "file-down")  # the file was kept for the retry
     assert status == 200, body
     assert stack.used() == (1, 1)
+
+
+def test_a_refusal_whose_key_cannot_be_released_is_still_that_refusal(stack: Stack) -> None:
+    """A call refused for good (its input invalid) releases its Idempotency-Key; should that
+    delete fail, the caller still gets the refusal, not a 503 that says to retry what cannot
+    succeed."""
+    key = "refused-" + uuid.uuid4().hex
+    stack.store.fail(OUTAGE, "delete_item")
+    status, body, headers = stack.call({"skillKey": "agent.loop_detect",
+                                        "input": {"events": "not a list"}}, key)
+    stack.store.heal()
+    assert stack.store.failed
+    assert status == 400 and not body["error"]["retryable"], body
+    assert "Retry-After" not in headers
+    assert stack.used() == (0, 0)

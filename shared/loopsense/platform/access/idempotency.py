@@ -114,9 +114,14 @@ class Idempotency:
             call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         request = {"tenant": tenant_id, "key": key, "body": hashlib.sha256(body).hexdigest()}
         made: list[dict[str, Any]] = []
+        refused: list[Exception] = []
 
         def recorded() -> dict[str, Any]:
-            made.append(call())
+            try:
+                made.append(call())
+            except Exception as error:
+                refused.append(error)
+                raise
             return made[-1]
 
         try:
@@ -129,4 +134,6 @@ class Idempotency:
         except IdempotencyPersistenceLayerError:
             if made:  # done and charged, only not stored for replays: deliver it (its key stays
                 return made[0]  # in progress until IN_PROGRESS_EXPIRY_MS, then replays the charge)
+            if refused:  # refused, only its key not released (it frees itself at the same expiry)
+                raise refused[0] from None
             raise unavailable() from None

@@ -91,7 +91,7 @@ _PAGE = (("limit", f"at most this many (1..{MAX_PAGE}, default {DEFAULT_PAGE})")
 CONTRACTS: dict[str, Contract] = {
     "GET /v1/runs": Contract("the tenant's live runs, newest first", _RUN, query=(
         ("limit", f"at most this many runs (1..{MAX_LIMIT}, default {DEFAULT_LIMIT})"),
-        ("cursor", "the `next` cursor of the previous page"))),
+        ("cursor", "the `nextCursor` of the previous page"))),
     f"GET {RUN}": Contract("one run: its agents, their signals and timelines",
                            (*_RUN, "RUN_NOT_FOUND")),
     f"POST {RUN}/steps": Contract(
