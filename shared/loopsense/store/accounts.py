@@ -34,8 +34,13 @@ class Plan:
     def allows(self, skill_key: str) -> bool:
         return ALL_SKILLS in self.skills or skill_key in self.skills
 
+    @staticmethod
+    def key(name: str) -> dict[str, Any]:
+        """The plans table's key of the row of plan ``name``."""
+        return {"plan": name}
+
     def as_item(self) -> dict[str, Any]:
-        return {"plan": self.name, "creditsPerMonth": self.credits_per_month,
+        return {**self.key(self.name), "creditsPerMonth": self.credits_per_month,
                 "requestsPerSecond": self.requests_per_second, "skills": list(self.skills),
                 "maxTimeBudgetMs": self.max_time_budget_ms}
 
@@ -94,7 +99,7 @@ class Accounts:
 
     # plans ---------------------------------------------------------------------------------
     def stored_plan(self, name: str) -> Plan | None:
-        item = self.db.get(self.s.plans_table, {"plan": name})
+        item = self.db.get(self.s.plans_table, Plan.key(name))
         return Plan.from_item(item) if item else None
 
     def stored_plans(self) -> list[Plan]:

@@ -73,7 +73,7 @@ class Metering:
             self.s.usage_table: {"Keys": [to_item({"tenantId": tenant_id,
                                                    "sk": _period(period)})],
                                  "ConsistentRead": True},
-            self.s.plans_table: {"Keys": [to_item({"plan": plan})], "ConsistentRead": True}}
+            self.s.plans_table: {"Keys": [to_item(Plan.key(plan))], "ConsistentRead": True}}
         found: dict[str, list[dict[str, Any]]] = {}
         for page in self.db.batch("batch_get_item", request, "UnprocessedKeys"):
             for table, items in page.get("Responses", {}).items():
