@@ -50,3 +50,23 @@ def test_each_request_consumes_what_dynamodb_counts() -> None:
                                        **TOTAL)) == [("t", 3)]
     assert units(client.query(TableName="t", KeyConditionExpression="p = :p",
                               ExpressionAttributeValues={":p": {"S": "a"}}, **TOTAL)) == 0.5
+
+
+def test_a_write_that_changes_nothing_an_index_holds_costs_the_index_nothing() -> None:
+    client = EmbeddedDynamoDB("127.0.0.1", 0).client()
+    client.create_table(
+        TableName="k", BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in "pg"],
+        GlobalSecondaryIndexes=[{"IndexName": "byG", "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}])
+    item = {"p": {"S": "a"}, "g": {"S": "G"}, "v": {"S": "x"}}
+    assert client.put_item(TableName="k", Item=item, **TOTAL)["ConsumedCapacity"][
+        "CapacityUnits"] == 2  # the item and its index entry
+    update = {"TableName": "k", "Key": {"p": {"S": "a"}}, **TOTAL}
+    assert client.update_item(**update, UpdateExpression="SET v = :v",  # not projected
+                              ExpressionAttributeValues={":v": {"S": "y"}}
+                              )["ConsumedCapacity"]["CapacityUnits"] == 1
+    assert client.update_item(**update, UpdateExpression="SET g = :g",  # the index key moves
+                              ExpressionAttributeValues={":g": {"S": "H"}}
+                              )["ConsumedCapacity"]["CapacityUnits"] == 3  # a delete, a put

@@ -7,7 +7,8 @@ the item before and after it, a transactional write twice that; a strongly consi
 unit per 4 KB, an eventually consistent one half, a transactional read twice; a Query or Scan
 rounds the items it evaluated up once, a batch each item; a read of an absent item still costs
 its minimum. A global secondary index the write changes costs its own writes (the item's
-projection there, a key change a delete and a put), counted with the table.
+projection there, a key change a delete and a put), counted with the table; a write that
+changes nothing the index holds costs it nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def write_units(table: Table, old: Item | None, new: Item | None, transactional:
         has = new is not None and all(n in new for n in index.keys.names)
         before = index.project(old, table.keys) if had and old is not None else None
         after = index.project(new, table.keys) if has and new is not None else None
+        if before == after:
+            continue  # nothing the index holds changed: no write there
         if before is not None and after is not None and all(
                 old[n] == new[n] for n in index.keys.names):  # type: ignore[index]
             units += max(1, math.ceil(max(item_size(before), item_size(after)) / KB))
