@@ -102,7 +102,7 @@ def state_of(runs: Runs, who: Identity, run: str, agent: str = "ari") -> dict[st
 
 def sequential(steps: list[dict[str, Any]], runs: Runs, who: Identity) -> dict[str, Any]:
     """The state a sequential run of ``steps`` reaches (the config the runs API applies)."""
-    config = runs._config(runs.admit(who), None, 0, None)
+    config = runs.monitor_config(runs.admit(who), None, 0, None)
     state = new_state()
     for step in steps:
         state, _ = observe(state, step, config)

@@ -198,8 +198,10 @@ class Runs:
     def expiry(self, caller: Caller, now: datetime) -> int:
         return int(now.timestamp()) + caller.retention_days * DAY_S
 
-    def _config(self, caller: Caller, config: ConfigItem | None, now: int,
-                agent: AgentItem | None) -> MonitorConfig:
+    def monitor_config(self, caller: Caller, config: ConfigItem | None, now: int,
+                       agent: AgentItem | None) -> MonitorConfig:
+        """The monitor's configuration for ``agent``: the run's config (unless expired) over the
+        tenant's thresholds, with the agent's objective."""
         raw = config.raw if config is not None and config.expires_at > now else {}  # TTL lags
         resolved = run_monitor.resolve_config(raw, caller.thresholds, "config")
         objective = (agent.body.get("objective") if agent is not None else None) or None
@@ -277,7 +279,7 @@ class Runs:
     def _apply(self, caller: Caller, agent: AgentItem, config_item: ConfigItem | None,
                steps: list[dict[str, Any]], run_id: str, now: datetime, calls: CallsItem
                ) -> dict[str, Any]:
-        config = self._config(caller, config_item, int(now.timestamp()), agent)
+        config = self.monitor_config(caller, config_item, int(now.timestamp()), agent)
         state = agent.body["monitor"]
         first = state["next"]
         answer = None
@@ -310,7 +312,7 @@ class Runs:
                                                                 agent_id, epoch)
         if agent is None or not agent.live(epoch):
             raise agent_not_found()
-        config = self._config(caller, config_item, epoch, agent)
+        config = self.monitor_config(caller, config_item, epoch, agent)
         state = agent.body["monitor"]
         return {"runId": run_id, "agentId": agent_id, "monitor_disabled": False,
                 "sequence": state["next"], "segmentStart": state["segmentStart"],

@@ -72,7 +72,7 @@ class RunViews:
             state = agent.body["monitor"]
             signal = None
             if not caller.monitor_disabled:
-                signal = inspect(state, self.runs._config(caller, config, epoch, agent),
+                signal = inspect(state, self.runs.monitor_config(caller, config, epoch, agent),
                                  calls.body).signal()
             view = {"agentId": agent.agent_id, "role": agent.role, "sequence": state["next"],
                     "segmentStart": state["segmentStart"], "createdAt": _time(agent.created_at),
