@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -73,8 +74,12 @@ def _bootstrapped() -> None:
                    timeout=1800)
 
 
+_INSTALLING = threading.Lock()  # the runs start side by side: one installs, the others wait
+
+
 def _venv(name: str) -> Path:
-    _bootstrapped()
+    with _INSTALLING:
+        _bootstrapped()
     return VENVS / name / "bin" / "python"
 
 
