@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import re
 import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +63,24 @@ def over_stdio(params: StdioServerParameters) -> Connect:
     return lambda: stdio_client(params)
 
 
+@dataclass
+class Listening:
+    """The gateway serving streamable HTTP: its URL and process; called, a client transport."""
+
+    url: str
+    pid: int
+
+    def __call__(self) -> Any:
+        return streamable_http_client(self.url)
+
+    def children(self) -> list[str]:
+        """The server children it started (one per session)."""
+        return Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+
+
 @contextlib.contextmanager
-def listening(params: StdioServerParameters) -> Iterator[Connect]:
-    """The gateway serving streamable HTTP (``--listen 127.0.0.1:0``): a connect to its URL."""
+def listening(params: StdioServerParameters) -> Iterator[Listening]:
+    """The gateway serving streamable HTTP (``--listen 127.0.0.1:0``)."""
     command = [params.command, *params.args]
     split = command.index("--")
     process = subprocess.Popen([*command[:split], "--listen", "127.0.0.1:0", *command[split:]],
@@ -71,8 +90,7 @@ def listening(params: StdioServerParameters) -> Iterator[Connect]:
         line = process.stderr.readline()  # the URL, once it listens
         found = re.search(r"http://\S+", line)
         assert found, line
-        url = found.group(0)
-        yield lambda: streamable_http_client(url)
+        yield Listening(found.group(0), process.pid)
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -112,6 +130,38 @@ def test_over_streamable_http_the_same_and_every_other_message_unchanged(
         through = anyio.run(every_other_message, connect)  # a session of its own, then another
         check_poll_then_loop(server, run, connect)
     assert through == direct_messages()
+
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "probe", "version": "1"}}}).encode()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads children from /proc")
+def test_over_http_only_an_initialize_from_a_local_page_opens_a_session(server: Server) -> None:
+    """Anything else without a session id (a GET, a DELETE, another method, a foreign Host: a
+    page rebinding its DNS to the port) is refused and starts no server child."""
+    run = "mcp:" + uuid.uuid4().hex[:12]
+
+    def status(gw: Listening, method: str, body: bytes | None = None,
+               host: str | None = None) -> int:
+        request = urllib.request.Request(gw.url, data=body, method=method, headers={
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+            **({"Host": host} if host else {})})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as refused:
+            return int(refused.code)
+
+    with listening(gateway(server.url, run, "stop")) as gw:
+        assert status(gw, "GET") == 400
+        assert status(gw, "DELETE") == 400
+        assert status(gw, "POST", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}') == 400
+        assert status(gw, "POST", INITIALIZE, host="rebound.example:80") >= 400
+        assert gw.children() == []
+        assert status(gw, "POST", INITIALIZE) == 200  # and this one does
+        assert len(gw.children()) == 1
 
 
 def check_poll_then_loop(server: Server, run: str, connect: Connect) -> None:

@@ -10,6 +10,7 @@ listened-on) host: the package's DNS rebinding protection is on.
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import uuid
@@ -20,7 +21,8 @@ import uvicorn
 from anyio.abc import TaskGroup
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.streamable_http import StreamableHTTPServerTransport
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import Request
 
 from loopsense_sdk.adapters.mcp_gateway import Gateway
 from loopsense_sdk.tracker import Tracker
@@ -30,6 +32,7 @@ __all__ = ["HttpGateway", "serve_http"]
 PATH = "/mcp"
 SESSION_HEADER = b"mcp-session-id"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+MAX_OPENING_BYTES = 64 * 1024
 
 
 class HttpGateway:
@@ -44,6 +47,7 @@ class HttpGateway:
         self.security = TransportSecuritySettings(
             allowed_hosts=[f"{h}:*" for h in hosts],
             allowed_origins=[f"http://{h}:*" for h in hosts])
+        self.guard = TransportSecurityMiddleware(self.security)
         self.sessions: dict[str, StreamableHTTPServerTransport] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -51,7 +55,16 @@ class HttpGateway:
             await _answer(send, 404, b"not found")
             return
         named = dict(scope["headers"]).get(SESSION_HEADER)
-        if named is None:
+        if named is None:  # only an initialize may open a session (and start a server child)
+            refused = await self.guard.validate_request(Request(scope), is_post=True)
+            if refused is not None:
+                await refused(scope, receive, send)
+                return
+            body = await _body(receive) if scope["method"] == "POST" else None
+            if body is None or not _initializes(body):
+                await _answer(send, 400, b"a session starts with a POST of initialize")
+                return
+            receive = _replay(body, receive)
             transport = await self._open()
         else:
             found = self.sessions.get(named.decode("latin-1"))
@@ -82,6 +95,45 @@ class HttpGateway:
 
         await self.tasks.start(pump)
         return transport
+
+
+async def _body(receive: Any) -> bytes | None:
+    """The request's body, or None past MAX_OPENING_BYTES (an initialize is a few hundred)."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        size += len(message.get("body", b""))
+        if size > MAX_OPENING_BYTES:
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _initializes(body: bytes) -> bool:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """``receive`` with the body already read handed over first; then the client's own (its
+    disconnect)."""
+    sent = False
+
+    async def again() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        message: dict[str, Any] = await receive()
+        return message
+
+    return again
 
 
 async def _answer(send: Any, status: int, body: bytes) -> None:
