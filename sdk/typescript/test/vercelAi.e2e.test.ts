@@ -166,6 +166,18 @@ describe("Vercel AI SDK adapter without a server", () => {
     assert.equal(hooks.last?.degraded, true); // the service is down: the agent went on
   });
 
+  test("the caller's onStepFinish and onStepEnd, both given, each still runs in its own slot", async () => {
+    const tracker = track("nudge");
+    tracker.message = async () => degraded();
+    const ran: string[] = [];
+    const wrapped = new LoopsenseHooks(tracker).wrap({
+      onStepFinish: () => { ran.push("finish"); }, onStepEnd: () => { ran.push("end"); },
+    }) as unknown as { onStepFinish: (s: object) => Promise<void>; onStepEnd: (s: object) => Promise<void> };
+    await wrapped.onStepFinish({ text: "a" });
+    await wrapped.onStepEnd({ text: "b" });
+    assert.deepEqual(ran, ["finish", "end"]);
+  });
+
   test("a tool error is reported as an error step; the options keep their types (ai 7)", async () => {
     const model = scripted(VERSIONS[2] as Version, (n) => (n === 1 ? { name: "export_status", input: { job: 1 } } : "done"));
     const reported: unknown[] = [];

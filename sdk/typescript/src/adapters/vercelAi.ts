@@ -17,10 +17,13 @@
  * - `prepareStep` appends the nudge of the step before as a user message to the next model call's
  *   input. v5 and v6 use those messages for that call only, v7 keeps them for the calls after, so
  *   a nudge already in the input is not added again.
- * - `stopWhen`: loopsense's condition is added to the caller's (their default, one step, is kept
- *   when they give none): with policy `stop`, a break (after a nudge) ends the run gracefully
- *   (`stopped` holds the `AgentLoopDetected`). `stop: "raise"` instead rejects the call with it,
- *   thrown from the next `prepareStep` (a throw in `onStepFinish` is swallowed on v6 and v7).
+ * - `stopWhen`: loopsense's condition is added to the caller's (generateText's default, one
+ *   step, is kept when they give none; `wrap` cannot tell a `ToolLoopAgent`'s options from
+ *   generateText's, so give the agent its `stopWhen`, e.g. `stepCountIs(20)`, its own default):
+ *   with policy `stop`, a break (after a nudge) ends the run gracefully (`stopped` holds the
+ *   `AgentLoopDetected`). `stop: "raise"` instead rejects the call with it, thrown from the next
+ *   `prepareStep` (a throw in `onStepFinish` is swallowed on v6 and v7); a break on the run's
+ *   last step has no next one, so the call resolves and `stopped` holds it.
  *
  * Nothing else ever reaches the agent: the tracker answers within its timeout, degraded when the
  * service is slow or down, and a failing report is dropped. Importing this module imports no `ai`
@@ -82,12 +85,14 @@ export class LoopsenseHooks {
   /** The options of generateText / streamText / ToolLoopAgent with loopsense's hooks added. */
   wrap<T extends object>(options: T): T {
     const own = options as Record<string, unknown>;
-    const theirStep = (own.onStepEnd ?? own.onStepFinish) as Hook | undefined;
+    // Each version calls one of the two; the caller's hook of that name runs (or their other one).
+    const theirFinish = (own.onStepFinish ?? own.onStepEnd) as Hook | undefined;
+    const theirEnd = (own.onStepEnd ?? own.onStepFinish) as Hook | undefined;
     const theirPrepare = own.prepareStep as Hook | undefined;
     const theirStop = own.stopWhen as StopCondition | StopCondition[] | undefined;
-    const onStep = async (step: StepLike): Promise<void> => {
+    const after = (theirs: Hook | undefined) => async (step: StepLike): Promise<void> => {
       try {
-        await theirStep?.(step as never);
+        await theirs?.(step as never);
       } finally {
         await this.onStepFinish(step);
       }
@@ -98,7 +103,7 @@ export class LoopsenseHooks {
       return messages === null ? theirs : { ...theirs, messages };
     };
     const stopWhen = [...(theirStop === undefined ? [firstStep] : [theirStop].flat()), this.stopWhen];
-    return { ...options, onStepFinish: onStep, onStepEnd: onStep, prepareStep, stopWhen } as T;
+    return { ...options, onStepFinish: after(theirFinish), onStepEnd: after(theirEnd), prepareStep, stopWhen } as T;
   }
 
   /** loopsense's stop condition (in `wrap`'s stopWhen): true once the tracker broke the run. */
