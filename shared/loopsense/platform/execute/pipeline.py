@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopsense.core.instants import stamp
-from loopsense.errors import Detail, LoopsenseError
+from loopsense.errors import Detail, LoopsenseError, validation_error
 from loopsense.platform.access.catalog import CATALOG, find_skill
 from loopsense.platform.access.gate import Gate, Offer
 from loopsense.platform.access.idempotency import (
@@ -131,6 +131,8 @@ class Execute:
         """POST /v1/files: a fileRef and its pre-signed upload URL (execute/files.py)."""
         if self.files is None:
             raise LoopsenseError("ROUTE_NOT_FOUND", "file inputs are not enabled here")
+        if request.body.strip() and json_body(request.body, 1024) != {}:
+            raise validation_error("body", "must be empty or {}: this route takes no input")
         return json_response(200, new_upload(self.files, identity.tenant_id, self.clock()),
                              {"X-Request-Id": request.request_id})
 
@@ -154,5 +156,6 @@ CONTRACTS: dict[str, Contract] = {
         body_schema="ExecuteRequest", idempotent=True),
     "POST /v1/files": Contract(
         "a fileRef and a pre-signed upload URL for a large input (docs/files.md)",
-        ("ROUTE_NOT_FOUND",), answer="loopsense.platform.execute.files:FileUpload"),
+        ("VALIDATION_ERROR", "ROUTE_NOT_FOUND"),
+        answer="loopsense.platform.execute.files:FileUpload"),
 }
