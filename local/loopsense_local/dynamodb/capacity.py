@@ -14,6 +14,7 @@ changes nothing the index holds costs it nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from loopsense_local.dynamodb.table import Table
@@ -52,9 +53,13 @@ def read_units(size: int, consistent: bool) -> float:
     return max(1, math.ceil(size / READ_BLOCK)) * (1.0 if consistent else 0.5)
 
 
-def consumed(params: dict[str, Any], units: dict[str, float]) -> dict[str, Any]:
-    """The answer's ConsumedCapacity when the request asked for it, else nothing."""
-    if params.get("ReturnConsumedCapacity", "NONE") == "NONE" or not units:
+def consumed(params: dict[str, Any], count: Callable[[], dict[str, float]]) -> dict[str, Any]:
+    """The answer's ConsumedCapacity when the request asked for it, else nothing (``count`` is
+    called only then: sizing an item walks all of it, and most requests never ask)."""
+    if params.get("ReturnConsumedCapacity", "NONE") == "NONE":
+        return {}
+    units = count()
+    if not units:
         return {}
     entries = [{"TableName": name, "CapacityUnits": total} for name, total in sorted(units.items())]
     single = "TableName" in params

@@ -296,8 +296,8 @@ class Engine:
                           list(projection or ()))
         paths = _projected_paths(projection, context) if projection else None
         item = table.get(table.key(params["Key"]))
-        used = consumed(params, {table.name: read_units(item_size(item),
-                                                        bool(params.get("ConsistentRead")))})
+        used = consumed(params, lambda: {table.name: read_units(
+            item_size(item), bool(params.get("ConsistentRead")))})
         if item is None:
             return used
         return {"Item": project(item, paths) if paths else item, **used}
@@ -308,16 +308,18 @@ class Engine:
         if not 1 <= sum(len(r["Keys"]) for r in requests.values()) <= MAX_BATCH_GET_KEYS:
             raise validation(f"RequestItems must name 1 to {MAX_BATCH_GET_KEYS} keys")
         responses: Params = {}
-        units: dict[str, float] = {}
+        read: list[tuple[str, list[Item | None], bool]] = []
         for name, request in requests.items():
             if "ProjectionExpression" in request or "AttributesToGet" in request:
                 raise validation("BatchGetItem: projections are not offered here")
             table = self._table({"TableName": name})
             items = [table.get(table.key(key)) for key in request["Keys"]]
             responses[name] = [item for item in items if item is not None]
-            units[name] = sum(read_units(item_size(item), bool(request.get("ConsistentRead")))
-                              for item in items)
-        return {"Responses": responses, "UnprocessedKeys": {}, **consumed(params, units)}
+            read.append((name, items, bool(request.get("ConsistentRead"))))
+        used = consumed(params, lambda: {name: sum(read_units(item_size(i), consistent)
+                                                   for i in items)
+                                         for name, items, consistent in read})
+        return {"Responses": responses, "UnprocessedKeys": {}, **used}
 
     def batch_write_item(self, params: Params) -> Params:
         """Up to 25 puts and deletes over any tables, unconditional, no key twice: all
@@ -339,27 +341,27 @@ class Engine:
                     raise validation("Provided list of item keys contains duplicates")
                 changes.append(change)
         self._commit(changes)
-        return {"UnprocessedItems": {}, **consumed(params, _write_units(changes, False))}
+        return {"UnprocessedItems": {}, **consumed(params, lambda: _write_units(changes, False))}
 
     def put_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD"))
         change = self._plan("Put", params)
         self._commit([change])
-        used = consumed(params, _write_units([change], False))
+        used = consumed(params, lambda: _write_units([change], False))
         return {"Attributes": change.old, **used} if returns == "ALL_OLD" and change.old else used
 
     def delete_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD"))
         change = self._plan("Delete", params)
         self._commit([change])
-        used = consumed(params, _write_units([change], False))
+        used = consumed(params, lambda: _write_units([change], False))
         return {"Attributes": change.old, **used} if returns == "ALL_OLD" and change.old else used
 
     def update_item(self, params: Params) -> Params:
         returns = _returns(params, ("NONE", "ALL_OLD", "ALL_NEW", "UPDATED_OLD", "UPDATED_NEW"))
         change = self._plan("Update", params)
         self._commit([change])
-        used = consumed(params, _write_units([change], False))
+        used = consumed(params, lambda: _write_units([change], False))
         if returns == "NONE":
             return used
         source = change.old if returns.endswith("OLD") else change.new
@@ -415,7 +417,7 @@ class Engine:
         """All the actions or none (serialized: the mode without conflicts)."""
         changes = self._prepare(params)[0]
         self._commit(changes)
-        return consumed(params, _write_units(changes, True))
+        return consumed(params, lambda: _write_units(changes, True))
 
     def _prepare(self, params: Params) -> tuple[list[_Change], list[tuple[str, Key]]]:
         """A transaction's changes, every condition checked, and the items it targets; a
@@ -472,7 +474,7 @@ class Engine:
                 self._commit(prepared["changes"])
             finally:
                 self._held.difference_update(prepared["targets"])
-            return consumed(params, _write_units(prepared["changes"], True))
+            return consumed(params, lambda: _write_units(prepared["changes"], True))
 
         prepared = self._locked("TransactWriteItems", take, params)
         try:
@@ -560,9 +562,9 @@ def _page(table: Table, index: Index | None, found: list[Item], params: Params,
         raise validation("Limit must be at least 1")
     evaluated = found[:limit] if limit is not None else found
     answer: Params = {"ScannedCount": len(evaluated)}
-    read = sum(item_size(index.project(i, table.keys) if index else i) for i in evaluated)
-    answer.update(consumed(params, {table.name: read_units(read,
-                                                           bool(params.get("ConsistentRead")))}))
+    answer.update(consumed(params, lambda: {table.name: read_units(
+        sum(item_size(index.project(i, table.keys) if index else i) for i in evaluated),
+        bool(params.get("ConsistentRead")))}))
     if limit is not None and len(evaluated) == limit and evaluated:
         last = evaluated[-1]
         names = table.keys.names + (index.keys.names if index else ())

@@ -293,6 +293,7 @@ def test_writes_racing_two_breaks_lose_nothing_and_land_once(client):
     steps(rec.runs, who, "busy", [call("x", {})])
     written: list[str] = []
     lock = threading.Lock()
+    midway = threading.Event()  # waited on, not polled: a spinning thread starves the writers
     breaks: list[dict[str, Any]] = []
 
     def writer(thread: int) -> None:
@@ -301,12 +302,11 @@ def test_writes_racing_two_breaks_lose_nothing_and_land_once(client):
             retried(lambda key=key, i=i: put(rec, who, "busy", key, {"t": thread, "i": i}))
             with lock:
                 written.append(key)
+                if len(written) >= 300:
+                    midway.set()
 
     def breaker() -> None:
-        while True:
-            with lock:
-                if len(written) >= 300:
-                    break
+        midway.wait(timeout=120)
         breaks.append(retried(lambda: brk(rec, who, "busy")))
 
     all_at_once([lambda t=t: writer(t) for t in range(8)] + [breaker, breaker])
