@@ -43,7 +43,10 @@ async function route() {
     }
     mount(h("h1", { text: "Something went wrong" }), errorBox(error));
   }
-  document.getElementById("main").focus({ preventScroll: true });
+  // Focus to the new view, unless the user already moved it into the view (a view renders
+  // before it has finished loading, and a key pressed meanwhile must reach what it focused).
+  const main = document.getElementById("main");
+  if (!main.contains(document.activeElement)) main.focus({ preventScroll: true });
 }
 
 function signIn(failure) {
