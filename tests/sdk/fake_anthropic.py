@@ -49,11 +49,11 @@ class FakeAnthropic:
             return
         offered = [t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
         turn: Turn = "ok"
-        with self._lock:
+        with self._lock:  # n read under the lock: concurrent requests get distinct ids
             if self.tool in offered:
                 self.requests.append(body)
                 turn = self.script(len(self.requests))
-        n = len(self.requests)
+            n = len(self.requests)
         content = [{"type": "text", "text": turn}] if isinstance(turn, str) else [
             {"type": "tool_use", "id": f"toolu_{n:02d}", "name": self.tool, "input": turn}]
         stop = "end_turn" if isinstance(turn, str) else "tool_use"

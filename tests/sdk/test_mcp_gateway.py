@@ -90,6 +90,8 @@ def listening(params: StdioServerParameters) -> Iterator[Listening]:
         line = process.stderr.readline()  # the URL, once it listens
         found = re.search(r"http://\S+", line)
         assert found, line
+        # Keep reading what it writes after: a full pipe would block the gateway mid-test.
+        threading.Thread(target=process.stderr.read, daemon=True).start()
         yield Listening(found.group(0), process.pid)
     finally:
         process.terminate()
