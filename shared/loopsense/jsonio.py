@@ -18,9 +18,12 @@ from loopsense.errors import validation_error
 NOT_UNICODE = "contains a string that is not valid Unicode"
 NOT_FINITE = "contains a number that is not finite"
 # Where a lone surrogate can come from: a \uD800-\uDFFF escape, or its bytes (json.loads decodes
-# bytes with "surrogatepass"). A surrogate pair matches too; the walk then finds nothing.
-_MAYBE_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
-_MAYBE_SURROGATE_TEXT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+# bytes with "surrogatepass"). A surrogate pair matches too; the walk then finds nothing. One
+# pattern each: a pattern that starts with a literal is searched for that literal at C speed
+# (0.2 ms for 700 KB), an alternation of two is tried at every position (4 ms).
+_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_BYTES = re.compile(rb"\xed[\xa0-\xbf]")
+_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -52,10 +55,19 @@ def loads(raw: bytes | str, path: str = "body") -> Any:
     except (ValueError, UnicodeDecodeError):
         # json.JSONDecodeError is a ValueError; its message quotes the input, so drop it.
         raise validation_error(path, "is not valid JSON") from None
-    maybe = (_MAYBE_SURROGATE_BYTES if isinstance(raw, bytes) else _MAYBE_SURROGATE_TEXT)
-    if maybe.search(raw) and not is_unicode(value):  # type: ignore[arg-type]
+    if _maybe_surrogate(raw) and not is_unicode(value):
         raise validation_error(path, NOT_UNICODE)
     return value
+
+
+def _maybe_surrogate(raw: bytes | str) -> bool:
+    """Whether the text could hold a lone surrogate: only then is the parsed value walked."""
+    if isinstance(raw, str):  # an ASCII str (known in O(1)) holds no surrogate character
+        return bool(_ESCAPE_TEXT.search(raw)) or (not raw.isascii()
+                                                   and bool(_SURROGATE.search(raw)))
+    if json.detect_encoding(raw) not in ("utf-8", "utf-8-sig"):
+        return True  # UTF-16/32: neither pattern below sees its escapes or surrogates
+    return bool(_ESCAPE_BYTES.search(raw) or _SURROGATE_BYTES.search(raw))
 
 
 def is_unicode(value: Any) -> bool:
