@@ -237,10 +237,10 @@ def test_a_rate_counter_is_only_read_within_its_own_second(client: Any) -> None:
     assert metering.admit(tenant, second, 1)
     assert not metering.admit(tenant, second, 1)
     counter = client.get_item(TableName=config.rate_limits_table,
-                              Key={"counterId": {"S": f"{tenant}#{second}"}})["Item"]
+                              Key={"counterId": {"S": f"{tenant}#{second}#0"}})["Item"]
     assert int(counter["expiresAt"]["N"]) > second  # live through the second it counts
     _expire(client, config.rate_limits_table, "expiresAt",
-            {"counterId": {"S": f"{tenant}#{second}"}})
+            {"counterId": {"S": f"{tenant}#{second}#0"}})
     assert metering.admit(tenant, second + 200, 1)  # the expired one, still stored, is not read
 
 

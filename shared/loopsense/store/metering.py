@@ -1,7 +1,14 @@
-"""Rate-limit counters and the credit meter: each decision is one conditional atomic write."""
+"""Rate-limit counters and the credit meter: each decision is one conditional atomic write.
+
+A tenant's counters are sharded (docs/tenant-throughput.md): every caller of a tenant writes
+one of several items, not all the same one, so one hot item does not hold a tenant to about
+one transaction per hold time on DynamoDB. The shards' shares add up to the limit exactly,
+so together they never admit more than it (``share``).
+"""
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +18,29 @@ from loopsense.store.accounts import Plan
 from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
 
 RATE_COUNTER_TTL_S = 120
+# A rate shard admits about this many requests a second (so 500/s is 20 shards, 5/s one): each
+# item stays far below the ~80 transactions a second one item takes (docs/tenant-throughput.md).
+RATE_SHARD_HITS = 25
+RATE_SHARDS_MAX = 32
+
+
+def share(index: int, total: int, count: int) -> int:
+    """Shard ``index``'s part of ``total`` split over ``count`` shards: ``total // count``, one
+    more for the first ``total % count``; the parts add up to ``total`` exactly."""
+    return total // count + (1 if index < total % count else 0)
+
+
+def rate_shards(limit: int) -> int:
+    """How many counters one second of a plan's ``limit`` requests is split over."""
+    return max(1, min(RATE_SHARDS_MAX, -(-limit // RATE_SHARD_HITS)))
+
+
+def another(tried: int, count: int) -> int | None:
+    """A shard other than ``tried`` at random (None: there is only one)."""
+    if count <= 1:
+        return None
+    other = random.randrange(count - 1)  # noqa: S311 - a spread of load, not a secret
+    return other + (other >= tried)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,27 +71,46 @@ class Metering:
         self.s = settings
 
     def admit(self, tenant_id: str, epoch_second: int, limit: int) -> bool:
-        """Count one request in this second; False (nothing counted) once ``limit`` is reached.
-        Conflicted when the counter is in an in-flight transaction (a step batch's)."""
+        """Count one request in this second; False (nothing counted) once ``limit`` is reached:
+        a full shard tries one other first. Conflicted when the counter is in an in-flight
+        transaction (a step batch's)."""
         if limit <= 0:  # a plan with 0 requests/second admits nothing (not one per second)
             return False
-        try:
-            self.db.settled("update_item", **self.admission(tenant_id, epoch_second, limit))
-        except ConditionFailed:
-            return False
-        return True
+        first = self.admission(tenant_id, epoch_second, limit)
+        for update in (first, self.other_admission(first, limit)):
+            if update is None:
+                break
+            try:
+                self.db.settled("update_item", **update)
+            except ConditionFailed:
+                continue
+            return True
+        return False
 
-    def admission(self, tenant_id: str, epoch_second: int, limit: int) -> dict[str, Any]:
-        """The conditional UpdateItem that counts one request (``admit``'s, or a transaction's
-        Update action: the runs API counts a step batch in the batch's own write)."""
+    def admission(self, tenant_id: str, epoch_second: int, limit: int,
+                  shard: int | None = None) -> dict[str, Any]:
+        """The conditional UpdateItem that counts one request on one shard of the second
+        (``admit``'s, or a transaction's Update action: the runs API counts a step batch in
+        the batch's own write); a random shard unless ``shard`` is given."""
+        count = rate_shards(limit)
+        if shard is None:
+            shard = random.randrange(count)  # noqa: S311 - a spread of load, not a secret
         return {
             "TableName": self.s.rate_limits_table,
-            "Key": {"counterId": {"S": f"{tenant_id}#{epoch_second}"}},
+            "Key": {"counterId": {"S": f"{tenant_id}#{epoch_second}#{shard}"}},
             "UpdateExpression": "ADD hits :one SET expiresAt = :ttl",
             "ConditionExpression": "attribute_not_exists(hits) OR hits < :limit",
-            "ExpressionAttributeValues": {":one": {"N": "1"}, ":limit": {"N": str(limit)},
-                                          ":ttl": {"N": str(epoch_second + RATE_COUNTER_TTL_S)}},
+            "ExpressionAttributeValues": {
+                ":one": {"N": "1"}, ":limit": {"N": str(share(shard, limit, count))},
+                ":ttl": {"N": str(epoch_second + RATE_COUNTER_TTL_S)}},
         }
+
+    def other_admission(self, refused: dict[str, Any], limit: int) -> dict[str, Any] | None:
+        """The same request on another shard of its second, for when its own shard refused
+        it (tried once: then TENANT_RATE_LIMITED); None when the second has one shard."""
+        tenant_id, epoch, shard = refused["Key"]["counterId"]["S"].rsplit("#", 2)
+        other = another(int(shard), rate_shards(limit))
+        return None if other is None else self.admission(tenant_id, int(epoch), limit, other)
 
     def used(self, tenant_id: str, period: str) -> int:
         item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _period(period)})

@@ -157,6 +157,14 @@ class Gate:
         return {"Update": self.metering.admission(caller.tenant_id, epoch,
                                                   caller.plan.requests_per_second)}
 
+    def other_admission(self, caller: Admitted, refused: dict[str, Any]
+                        ) -> dict[str, Any] | None:
+        """``admission`` on another shard of the second, for once the first shard refused it
+        (None: the second has one shard; TENANT_RATE_LIMITED)."""
+        other = self.metering.other_admission(refused["Update"],
+                                              caller.plan.requests_per_second)
+        return None if other is None else {"Update": other}
+
     @staticmethod
     def quota(caller: Admitted, now: datetime, cost: int, used: int) -> LoopsenseError:
         """QUOTA_EXCEEDED if ``cost`` more credits would pass the month's (``used``, as

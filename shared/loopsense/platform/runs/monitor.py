@@ -212,16 +212,24 @@ class Runs:
     def write(self, caller: Caller, actions: list[dict[str, Any]], charged: bool,
                now: datetime) -> bool:
         """Write ``actions`` (after the rate counter, and the charge when ``charged``); False
-        when a concurrent write got there first (read again)."""
-        try:
-            self.store.write(actions)
-        except WriteRefused as refused:
-            if refused.failed(0):
-                raise rate_limited(caller.plan) from None
-            if charged and refused.failed(1):
-                raise quota_exceeded(caller.plan, now) from None
-            return False
-        return True
+        when a concurrent write got there first (read again). A full rate shard is tried
+        once more on another shard of the second."""
+        other_shard_tried = False
+        while True:
+            try:
+                self.store.write(actions)
+            except WriteRefused as refused:
+                if refused.failed(0):
+                    other = None if other_shard_tried else \
+                        self.gate.other_admission(caller, actions[0])
+                    if other is None:
+                        raise rate_limited(caller.plan) from None
+                    actions, other_shard_tried = [other, *actions[1:]], True
+                    continue
+                if charged and refused.failed(1):
+                    raise quota_exceeded(caller.plan, now) from None
+                return False
+            return True
 
     # POST /v1/runs/{runId}/steps ---------------------------------------------------------------
     def steps(self, identity: Identity, run_id: str, raw: Any, body: bytes,
