@@ -40,7 +40,7 @@ DEFAULTS = {"revisit_threshold": 3, "step_count_threshold": 10, "identical_call_
             "condensation_limit": 10, "drift_threshold": 0.5, "novelty_window": 5,
             "novelty_floor": 0.15, "history_size": 50, "nudges_before_break": 1,
             "similar_warn": 4, "similar_critical": 6, "similar_args": 0.5, "same_result_warn": 4,
-            "run_repeat_warn": 3,
+            "run_repeat_warn": 3, "monologue_similar": 0.8, "monologue_run": 6,
             # the runs API's own settings
             "run_retention_days": 14, "monitor_disabled": False}
 # name: (low, high on enterprise, one step)
@@ -57,7 +57,8 @@ BOUNDS = {"revisit_threshold": (2, 1000, 1), "step_count_threshold": (2, 10_000,
           "history_size": (10, 1000, 1), "nudges_before_break": (0, 10, 1),
           "similar_warn": (2, 100, 1), "similar_critical": (2, 100, 1),
           "similar_args": (0.1, 1.0, 0.01), "same_result_warn": (2, 100, 1),
-          "run_repeat_warn": (2, 100, 1),
+          "run_repeat_warn": (2, 100, 1), "monologue_similar": (0.1, 1.0, 0.01),
+          "monologue_run": (2, 1000, 1),
           "run_retention_days": (1, 365, 1)}
 CAPS = {"hobby": 600_000, "team": 3_600_000, "enterprise": 86_400_000}
 

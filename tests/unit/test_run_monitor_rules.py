@@ -24,6 +24,10 @@ LYON = ["population of Lyon 2020", "Lyon population in 2020", "2020 population o
         "Lyon France population 2020", "population Lyon 2020 census", "what was the population "
         "of Lyon in 2020"]
 SENTENCE = "The export is still running, I will check the status again now. "
+# Three messages a word apart (word Jaccard 0.875 and 1.0 >= monologue_similar 0.8).
+NEAR_IDENTICAL = ["I will check the export status now.",
+                  "I will check the export status again now.",
+                  "I will now check the export status."]
 
 
 def axis(i: int, dim: int = 8) -> list[float]:
@@ -47,7 +51,7 @@ RAISING = {
     "error_streak": (
         [call(a, {}, {"error": a}, "negative") for a in ("build", "test", "lint")],
         [call("build", {}, {"error": f"line {i}"}, "error") for i in range(3)], {}),
-    "monologue": ([say("plan a"), say("plan b"), say("plan c")], [say("Same plan.")] * 3, {}),
+    "monologue": ([say(t) for t in NEAR_IDENTICAL], [say("Same plan.")] * 3, {}),
     "content_loop": (None, [chunk(SENTENCE[i:i + 7]) for i in range(0, len(SENTENCE), 7)] * 15,
                      {}),
     "repeated_query": ([step("recall", text=t) for t in ("Ticket 2214", " ticket  2214",
@@ -202,6 +206,24 @@ def test_thoughts_are_skipped():
     assert rules(last(with_thoughts)) == rules(last(plain)) == {"cycle": "critical"}
     monologue = [say("same"), think, say("same"), think, say("same")]
     assert rules(last(monologue))["monologue"] == "critical"
+
+
+def test_a_monologue_repeats_itself_or_runs_long():
+    """Distinct messages are narration until monologue_run of them; near-identical ones warn at
+    monologue_limit, identical ones are critical there (docs/decisions.md, "monologue")."""
+    notes = [say(f"Noted: {topic}.") for topic in ("the schema", "a flaky test", "the api docs",
+                                                   "two callers", "the config", "a typo")]
+    assert ever(notes[:5]) == {}
+    assert rules(last(notes)) == {"monologue": "warning"}
+    assert last(notes).findings[0].indices == [0, 1, 2, 3, 4, 5]
+    assert rules(last(notes[:3], config(monologue_run=3))) == {"monologue": "warning"}
+    near = last([say(t) for t in NEAR_IDENTICAL])
+    assert near.signal()["rationale"] == "3 near-identical messages without a tool call"
+    assert ever([say(t) for t in NEAR_IDENTICAL], config(monologue_similar=1.0)) == {}
+    # The latest message and those like it count; an earlier, different one in the run does not.
+    mixed = last([notes[0], *[say("Same plan.")] * 3])
+    assert rules(mixed) == {"monologue": "critical"} and mixed.findings[0].indices == [1, 2, 3]
+    assert ever([*[say("Same plan.")] * 2, notes[0]]) == {}
 
 
 def test_non_tool_steps_do_not_break_a_cycle():

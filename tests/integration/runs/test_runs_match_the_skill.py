@@ -35,7 +35,9 @@ def generated_step(rng: random.Random, dims: int | None) -> dict[str, Any]:
     elif kind == "checkpoint":
         step["metadata"] = {"s": rng.randrange(2)}
     elif kind != "thought" and kind != "condensation":
-        step["text"] = rng.choice(("same again ", "Same  again", "other text", "x" * 60))
+        # "again same": the words of "same again", another text (a near-identical message)
+        step["text"] = rng.choice(("same again ", "Same  again", "again same", "other text",
+                                   "x" * 60))
     if dims and rng.random() < 0.7:
         step["embedding"] = [rng.uniform(-1, 1) for _ in range(dims)]
     return step
@@ -48,7 +50,8 @@ def generated(seed: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     config: dict[str, Any] = rng.choice((
         {}, {"repeat_warn": 3, "repeat_critical": 4}, {"cycle_repeats": 2, "history_size": 10},
         {"tools": {"export_status": {"poll": True}}, "reset_on_user_message": False},
-        {"disabled_rules": ["novelty", "stagnation"], "nudges_before_break": 0}))
+        {"disabled_rules": ["novelty", "stagnation"], "nudges_before_break": 0},
+        {"monologue_limit": 2, "monologue_run": 3}))
     return steps, config
 
 

@@ -45,6 +45,10 @@ THRESHOLD_SPECS: tuple[tuple[str, int | float, int | float, int | float], ...] =
     ("same_result_warn", 4, 2, 100),
     ("revisit_threshold", 3, 2, 1000),
     ("run_repeat_warn", 3, 2, 100),
+    # monologue: near-identical messages (word Jaccard, as agent.loops' 0.20 distance), and the
+    # run of messages of any text that warns on its own (docs/decisions.md, "monologue").
+    ("monologue_similar", 0.8, 0.1, 1.0),
+    ("monologue_run", 6, 2, 1000),
 )
 DEFAULTS: dict[str, int | float] = {name: default for name, default, _, _ in THRESHOLD_SPECS}
 # The thresholds a per-tool policy may set for its own calls.

@@ -40,8 +40,9 @@ class Finding:
                 "rationale": rationale(self, name_tools), "stepIndices": self.indices}
 
 
-# Words per (rule, variant): the variant is the severity, or "polling". Fields: {n} the count,
-# {tool} ("tool X" or "the tool of step 3"), {called} ("X" or "this tool"), and the facts.
+# Words per (rule, variant): the variant is the severity, or (warnings) "polling" or "similar".
+# Fields: {n} the count, {tool} ("tool X" or "the tool of step 3"), {called} ("X" or "this
+# tool"), and the facts.
 RATIONALES = {
     ("repeated_call", CRITICAL): "{tool} called {n} times with identical arguments and "
                                  "identical results",
@@ -56,6 +57,7 @@ RATIONALES = {
     ("stagnation", WARNING): "the last {n} actions had negative outcomes",
     ("monologue", CRITICAL): "{n} identical messages in a row without a tool call",
     ("monologue", WARNING): "{n} messages in a row without a tool call",
+    ("monologue", "similar"): "{n} near-identical messages without a tool call",
     ("content_loop", CRITICAL): "a chunk of {chars} characters recurred {n} times in one "
                                 "streamed message",
     ("repeated_query", WARNING): "the same query sent {n} times",
@@ -125,9 +127,11 @@ def _fields(f: Finding, name_tools: bool) -> dict[str, Any]:
 
 
 def rationale(f: Finding, name_tools: bool) -> str:
-    polling = f.severity == WARNING and f.facts.get("polling")
-    return RATIONALES[(f.rule, "polling" if polling else f.severity)].format(
-        **_fields(f, name_tools))
+    variant = f.severity
+    if variant == WARNING and f.facts:
+        variant = "polling" if f.facts.get("polling") else "similar" if f.facts.get(
+            "similar") else variant
+    return RATIONALES[(f.rule, variant)].format(**_fields(f, name_tools))
 
 
 def nudge(f: Finding, name_tools: bool) -> str:

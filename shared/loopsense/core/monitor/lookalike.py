@@ -27,8 +27,8 @@ Entry = dict[str, Any]
 
 
 def alike(a: Entry, b: Entry) -> float:
-    """The Jaccard similarity of two calls' argument words (1 for the same key; 0 when either
-    has no words kept, as in a state stored before words were)."""
+    """The Jaccard similarity of two calls' argument words, or two messages' words (1 for the
+    same key; 0 when either has no words kept, as in a state stored before words were)."""
     if a["c"] == b["c"]:
         return 1.0
     left, right = a.get("t"), b.get("t")
@@ -38,21 +38,21 @@ def alike(a: Entry, b: Entry) -> float:
     return common / (len(left) + len(right) - common)
 
 
-def _component(calls: Sequence[Entry], latest: Entry, least: float) -> list[Entry]:
-    """The calls linked to ``latest`` by chains of near-identical arguments (similarity at least
-    ``least``), in their order: a query reworded a little each time chains into one cluster, as
-    in agent.loops' similar_call."""
-    linked = {id(latest)}
+def linked(calls: Sequence[Entry], latest: Entry, least: float) -> list[Entry]:
+    """The calls (or messages) linked to ``latest`` by chains of near-identical words
+    (similarity at least ``least``), in their order: a query reworded a little each time chains
+    into one cluster, as in agent.loops' similar_call."""
+    found = {id(latest)}
     frontier = [latest]
     rest = [e for e in calls if e is not latest]
     while frontier and rest:
         node = frontier.pop()
         near = [e for e in rest if alike(e, node) >= least]
         if near:
-            linked.update(id(e) for e in near)
+            found.update(id(e) for e in near)
             frontier.extend(near)
-            rest = [e for e in rest if id(e) not in linked]
-    return [e for e in calls if id(e) in linked]
+            rest = [e for e in rest if id(e) not in found]
+    return [e for e in calls if id(e) in found]
 
 
 def _latest(tool_calls: Sequence[Entry], config: MonitorConfig) -> Entry | None:
@@ -73,7 +73,7 @@ def similar_call(tool_calls: Sequence[Entry], config: MonitorConfig) -> Finding 
         same = [e for e in tool_calls if e["a"] == action and "z" in e and e["r"] is not None]
     else:
         same = [e for e in tool_calls if e["a"] == action and e["r"] == latest["r"]]
-    close = _component(same, latest, config.value("similar_args"))
+    close = linked(same, latest, config.value("similar_args"))
     if len({e["c"] for e in close}) < 2:
         return None
     indices = [e["i"] for e in close]

@@ -5,10 +5,10 @@ An entry is a small JSON object (it lives in the monitor's state, which is store
 (the tool-call or text key), ``r`` (the result hash), ``o`` (outcome ``neg``/``pos``/``neu``),
 ``a`` (the tool's name, kept for per-tool policy and, on the stateful surface, for nudges),
 ``x`` (exempt tool), ``z`` (its result carries nothing), ``t`` (the words of its arguments,
-as sorted CRC-32s: what similar_call compares, no text kept), ``e`` (the unit-length
-embedding). Keys are the first 32 hex digits (128
-bits) of the SHA-256 of the canonical form (spec/semantic_loop.md): enough to never collide in
-practice, half the state's size. A tool call's novelty key joins halves of its two keys (still
+or of a message, as sorted CRC-32s: what similar_call and monologue compare, no text kept),
+``e`` (the unit-length embedding). Keys are the first 32 hex digits (128 bits) of the SHA-256
+of the canonical form (spec/semantic_loop.md): enough to never collide in practice, half the
+state's size. A tool call's novelty key joins halves of its two keys (still
 128 bits) rather than hashing them again: one SHA-256 less per call.
 """
 
@@ -209,8 +209,11 @@ def _other(step: Mapping[str, Any], kind: Any, index: int) -> dict[str, Any]:
     out = {"i": index, "k": kind}
     if kind in TEXT_KINDS:
         text = step.get("text")
-        key = digest(f"{kind}:{normal_text(text)}" if isinstance(text, str) else f"{kind}:")
+        normal = normal_text(text) if isinstance(text, str) else ""
+        key = digest(f"{kind}:{normal}")
         out.update(c=key, n=key)
+        if kind == "message":  # monologue compares messages' words
+            out["t"] = words(normal.encode("utf-8", "surrogatepass"))
     elif kind == "checkpoint":
         out["n"] = digest("checkpoint:" + _hash(step.get("metadata", {}), frozenset(),
                                                  "metadata"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from loopsense.core.monitor import lookalike
 from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import CRITICAL, WARNING, Finding
 
@@ -50,19 +51,35 @@ def stagnation(streak: Sequence[Entry], config: MonitorConfig) -> Finding | None
 
 
 def monologue(entries: Sequence[Entry], config: MonitorConfig) -> Finding | None:
+    """Talking without acting, in the trailing run of messages (no tool call among them): the
+    latest message and those of the run near-identical to it (word Jaccard at least
+    ``monologue_similar``, chained as similar_call chains arguments) number ``monologue_limit``:
+    critical when all are identical, else warning; or the run holds ``monologue_run`` messages
+    whatever they say: warning. Fewer distinct messages are narration, not a loop
+    (docs/decisions.md, "monologue")."""
     run: list[Entry] = []
     for e in reversed(entries):
         if e["k"] != "message":
             break
         run.append(e)
     limit = config.integer("monologue_limit")
-    if len(run) < limit:
+    long = config.integer("monologue_run")
+    if len(run) < limit and len(run) < long:
         return None
     run.reverse()
-    indices = [e["i"] for e in run]
-    identical = len({e["c"] for e in run}) == 1
-    return Finding("monologue", CRITICAL if identical else WARNING, len(run), indices, limit,
-                   subject=run[0]["c"] if identical else "", first=indices[0])
+    close = lookalike.linked(run, run[-1], config.value("monologue_similar"))
+    if len(close) >= limit and len({e["c"] for e in close}) == 1:
+        indices = [e["i"] for e in close]
+        return Finding("monologue", CRITICAL, len(close), indices, limit, subject=run[-1]["c"],
+                       first=indices[0])
+    if len(run) >= long:
+        indices = [e["i"] for e in run]
+        return Finding("monologue", WARNING, len(run), indices, long, first=indices[0])
+    if len(close) >= limit:
+        indices = [e["i"] for e in close]
+        return Finding("monologue", WARNING, len(close), indices, limit, first=indices[0],
+                       facts={"similar": True})
+    return None
 
 
 def condensation_loop(entries: Sequence[Entry], config: MonitorConfig) -> Finding | None:
