@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 
-def naive_find_cycle(trace: Sequence[Hashable], window: int, threshold: int):
-    """(start, end, cycle_length, repeats) of the earliest, then shortest, span, or None."""
+def naive_find_cycle(trace: Sequence[Hashable], window: int, threshold: int,
+                     min_length: int = 1):
+    """(start, end, cycle_length, repeats) of the earliest, then shortest, span of blocks of
+    ``min_length`` to ``window`` items, or None."""
     n = len(trace)
     for start in range(n):
-        for length in range(1, window + 1):
+        for length in range(min_length, window + 1):
             copies = 1
             while start + (copies + 1) * length <= n and all(
                 trace[start + i] == trace[start + copies * length + i] for i in range(length)

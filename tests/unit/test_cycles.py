@@ -38,7 +38,27 @@ def test_the_early_stop_at_any_split_agrees_with_brute_force(trace, window, thre
     expected = naive_find_cycle(trace, window, threshold)
     ids = symbol_ids(trace)
     for split in range(1, len(trace)):
-        assert as_tuple(find_cycle_ids(ids, window, threshold, first_block=split)) == expected
+        for sparse in (True, False):
+            assert as_tuple(find_cycle_ids(ids, window, threshold, first_block=split,
+                                           sparse=sparse)) == expected
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    trace=st.lists(st.integers(0, 5), max_size=70),
+    window=st.integers(1, 25),
+    threshold=st.integers(2, 7),
+    min_length=st.integers(1, 3),
+)
+def test_both_ways_of_reading_the_equalities_agree_with_brute_force(trace, window, threshold,
+                                                                    min_length):
+    """The sparse reading (true cells only) and the dense one (every cell) each find what the
+    brute-force search finds, whichever the count of equal pairs would pick."""
+    expected = naive_find_cycle(trace, window, threshold, min_length)
+    ids = symbol_ids(trace)
+    for sparse in (True, False):
+        assert as_tuple(find_cycle_ids(ids, window, threshold, min_length,
+                                       sparse=sparse)) == expected
 
 
 @settings(max_examples=500, deadline=None)
