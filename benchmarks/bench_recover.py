@@ -177,7 +177,7 @@ def restores(rec: Recover, counting: Counting, who: Identity, reps: int) -> None
         fill(rec, who, f"restore-{n}", n)
         snapshots[n] = rec.circuit_break(who, f"restore-{n}", {"reason": "bench",
                                                                 "agentId": "ari"},
-                                          b"{}", None)["snapshot_id"]
+                                          b"{}", None)["snapshotId"]
     calls: dict[int, dict[str, int]] = {}
 
     def case(n: int) -> Any:

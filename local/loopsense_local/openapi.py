@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
 from loopsense.errors import ERRORS
+from loopsense.platform.access.answers import Billing
 from loopsense.platform.execute.files import FILE_REF, REF_FIELD
 from loopsense.platform.http.contract import AUTHORIZED_ERRORS, Contract
 from loopsense_local.gateway import template_routes
@@ -63,16 +64,18 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def _skill_models() -> list[tuple[Any, Any, Any | None]]:
-    """(skill, its input model, its output model or None): `<Name>Input`, `<Name>Output` of the
-    skill's module (docs/adding-a-skill.md)."""
+def _skill_models() -> list[tuple[Any, Any, Any]]:
+    """(skill, its input model, its output model): `<Name>Input`, `<Name>Output` of the skill's
+    module (docs/adding-a-skill.md)."""
     from loopsense.platform.access.catalog import SKILLS
 
     out = []
     for skill in SKILLS:
         module = importlib.import_module(skill.module)
-        out.append((skill, getattr(module, f"{_camel(skill.name)}Input"),
-                    getattr(module, f"{_camel(skill.name)}Output", None)))
+        name = _camel(skill.name)
+        if not hasattr(module, f"{name}Output"):
+            raise ValueError(f"{skill.module} has no {name}Output: its answer's shape")
+        out.append((skill, getattr(module, f"{name}Input"), getattr(module, f"{name}Output")))
     return out
 
 
@@ -115,12 +118,9 @@ def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
             "properties": {
                 "executionId": {"type": "string", "format": "uuid"},
                 "skillKey": {"const": skill.key}, "skillVersion": {"const": skill.version},
-                "output": ({"$ref": REF.format(model=output.__name__)} if output
-                           else {"type": "object"}),
+                "output": {"$ref": REF.format(model=output.__name__)},
                 "billing": {"$ref": REF.format(model="Billing")}},
             "title": f"Answer of {skill.key}"} for skill, _, output in skills]},
-        "Billing": {"type": "object", "additionalProperties": False, "required": ["credits"],
-                    "properties": {"credits": {"type": "integer", "minimum": 0}}},
         "ThresholdsPatch": {"type": "object", "additionalProperties": False,
                             "properties": nullable},
         "TimeBudgetPatch": {"type": "object", "additionalProperties": False,
@@ -140,6 +140,19 @@ def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
                            "details": {"type": "array"}},
             "description": "OTLP's refusal (google.rpc.Status, as JSON here): the envelope's "
                            "code leads the message"},
+        "OtlpSuccess": {
+            "type": "object", "additionalProperties": False,
+            "properties": {"partialSuccess": {
+                "type": "object", "additionalProperties": False, "properties": {
+                    "rejectedSpans": {"type": "string", "pattern": "^[0-9]+$"},
+                    "rejectedLogRecords": {"type": "string", "pattern": "^[0-9]+$"},
+                    "errorMessage": {"type": "string"}}}},
+            "description": "OTLP's export answer (ExportTraceServiceResponse or "
+                           "ExportLogsServiceResponse, as JSON: int64s are strings)"},
+        "OpenApiDocument": {
+            "type": "object", "required": ["openapi", "info", "paths", "components"],
+            "properties": {"openapi": {"type": "string", "pattern": "^3\\.1\\."}},
+            "description": "an OpenAPI 3.1 document: this one"},
         "Empty": {"type": "object", "additionalProperties": False, "maxProperties": 0},
         "Any": {"description": "any JSON value"},
         "ErrorEnvelope": {
@@ -256,12 +269,10 @@ def _operation(route: Any, contract: Contract, schemas: dict[str, Any]) -> dict[
     answer: dict[str, Any]
     if contract.body_schema == "Otlp":
         answer = {"application/x-protobuf": {"schema": {"type": "string"}},
-                  "application/json": {"schema": {"type": "object"}}}
+                  "application/json": {"schema": {"$ref": REF.format(model="OtlpSuccess")}}}
     elif contract.media == "application/json":
-        schema = ({"$ref": REF.format(model="ExecuteAnswer")}
-                  if route.route_key == "POST /v1/execute"
-                  else schemas[contract.answer] if contract.answer else {"type": "object"})
-        answer = {"application/json": {"schema": schema}}
+        answer = {"application/json": {"schema": _answer_schema(route.route_key, contract,
+                                                                 schemas)}}
     else:
         answer = {contract.media: {"schema": {"type": "string"}}}
     ok: dict[str, Any] = {"description": "OK", "content": answer, "headers": {
@@ -277,6 +288,18 @@ def _operation(route: Any, contract: Contract, schemas: dict[str, Any]) -> dict[
                            contract.body_schema == "Otlp"),
     }
     return operation
+
+
+def _answer_schema(route_key: str, contract: Contract, schemas: dict[str, Any]
+                   ) -> dict[str, Any]:
+    """A JSON route's 2xx answer: its Contract's model, or a schema the document builds."""
+    if route_key == "POST /v1/execute":
+        return {"$ref": REF.format(model="ExecuteAnswer")}
+    if contract.answer is None:
+        raise ValueError(f"{route_key} declares no answer (Contract.answer)")
+    if ":" not in contract.answer:
+        return {"$ref": REF.format(model=contract.answer)}
+    return schemas[contract.answer]
 
 
 def _operation_id(route_key: str) -> str:
@@ -296,16 +319,22 @@ def document() -> dict[str, Any]:
         raise ValueError(f"routes without a contract: {sorted(keys - set(declared))}; "
                          f"contracts of no route: {sorted(set(declared) - keys)}")
     skills = _skill_models()
-    refs = sorted({ref for c in declared.values() for ref in (*(c.body or ()), c.answer) if ref})
+    refs = sorted({ref for c in declared.values() for ref in (*(c.body or ()), c.answer)
+                   if ref and ":" in ref})
     adapters: list[tuple[str, JsonSchemaMode, TypeAdapter[Any]]] = [
         (ref, "validation", TypeAdapter(_model(ref))) for ref in refs]
     adapters += [(model.__name__, "validation", TypeAdapter(model))
                  for _, model, _ in skills]
     adapters += [(output.__name__, "serialization", TypeAdapter(output))
-                 for _, _, output in skills if output is not None]
+                 for _, _, output in skills]
+    adapters.append(("Billing", "serialization", TypeAdapter(Billing)))  # ExecuteAnswer's
     top, defs = TypeAdapter.json_schemas(adapters, ref_template=REF)
     schemas = {ref: top[(ref, "validation")] for ref in refs}
-    components = {**defs.get("$defs", {}), **_catalog_schemas(skills)}
+    built, catalog = defs.get("$defs", {}), _catalog_schemas(skills)
+    if set(built) & set(catalog):
+        raise ValueError(f"models named like the document's own schemas: "
+                         f"{sorted(set(built) & set(catalog))}")
+    components = {**built, **catalog}
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
         method, path = route.route_key.split(" ", 1)

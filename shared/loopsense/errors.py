@@ -61,7 +61,7 @@ PLATFORM_ERRORS: dict[str, ErrorKind] = {
         409, False, "delete entries or circuit-break (working memory: at most 10,000 entries)"
     ),
     "RUN_SNAPSHOT_NOT_FOUND": ErrorKind(
-        404, False, "use a snapshot_id a circuit break or restore of this run returned"
+        404, False, "use a snapshotId a circuit break or restore of this run returned"
     ),
 
     # telemetry ingestion and failure groups (docs/failure-groups.md)

@@ -71,6 +71,8 @@ def _issue(error: Any) -> str:
 
 # Every input schema: unknown fields rejected, no coercion ("20" is not 20).
 STRICT = ConfigDict(extra="forbid", strict=True)
+# Every answer shape (the OpenAPI document's answers, the SDKs' types): no key it does not name.
+ANSWER = ConfigDict(extra="forbid")
 Model = TypeVar("Model", bound=pydantic.BaseModel)
 
 

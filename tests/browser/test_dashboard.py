@@ -203,7 +203,7 @@ def test_a_break_through_the_api_shows_without_reload_and_a_restore_from_the_pag
     before = api(server, "GET", "/v1/runs/alpha-run/memory")["entries"]
     broken = api(server, "POST", "/v1/runs/alpha-run/circuit-break", {"reason": "api_break"},
                  headers={"Idempotency-Key": str(uuid.uuid4())})
-    snapshot = broken["snapshot_id"]
+    snapshot = broken["snapshotId"]
     row = page.wait_for_selector(f"#events tr:has(button[data-snapshot='{snapshot}'])",
                                  timeout=10_000)
     assert "CIRCUIT_BROKEN" in row.inner_text() and "api_break" in row.inner_text()

@@ -247,7 +247,7 @@ def test_a_second_tenant_walking_every_route_with_the_first_ones_ids_sees_and_ch
     owner("POST", f"{run}/steps", {"steps": [step] * 6})
     owner("PUT", f"{run}/memory/secret", {"v": mark})
     owner("POST", f"{run}/lessons", {"text": mark})
-    snapshot = owner("POST", f"{run}/circuit-break", {"reason": "r"})["snapshot_id"]
+    snapshot = owner("POST", f"{run}/circuit-break", {"reason": "r"})["snapshotId"]
     owner("PUT", f"{run}/memory/secret", {"v": mark + "-again"})
     owner("POST", f"/v1/executions/{execution}/events", {"events": calls})
     owner("POST", f"/v1/executions/{execution}/end", {"durationMs": 1000})

@@ -101,7 +101,7 @@ UNICODE_DIGITS = ["%C2%B2", "%EF%BC%95", "%D9%A5", "1%C2%B9", "%E0%A5%A7"]  # ²
 def snapshot_id(runtime: Server) -> str:
     answer = runtime.request({"reason": "fuzz"}, path="/v1/runs/digits/circuit-break")
     assert answer.status == 200, answer.body
-    return str(answer.json()["snapshot_id"])
+    return str(answer.json()["snapshotId"])
 
 
 @pytest.mark.parametrize("digits", UNICODE_DIGITS)

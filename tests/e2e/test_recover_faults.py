@@ -151,5 +151,5 @@ def test_a_break_failing_at_each_store_request_is_old_or_new_and_one_on_retry(
     retried = ok(req(server, "POST", f"{run}/circuit-break", body, headers=headers))
     assert retried["summary"]["entries"] == 4
     assert state(server, run) == new
-    assert all_entries(server, f"{run}/snapshots/{retried['snapshot_id']}") == {
+    assert all_entries(server, f"{run}/snapshots/{retried['snapshotId']}") == {
         f"k{i}": {"i": i} for i in range(4)}

@@ -91,12 +91,12 @@ def test_the_walkthrough(server):
     briefing = ok(req(server, "POST", f"{run}/context",
                       {"query": "resume ticket 2214", "max_token_budget": 1500}))
     assert [i["type"] for i in briefing["items"]] == ["snapshot", "lesson"]
-    assert briefing["items"][0]["id"] == broken["snapshot_id"]
+    assert briefing["items"][0]["id"] == broken["snapshotId"]
     assert '"status": "export pending"' in briefing["context_block"]
     assert briefing["tokens"] <= 1500
     events = ok(req(server, "GET", f"{run}/events"))["events"]
     assert [(e["seq"], e["type"], e["snapshotId"]) for e in events] == [
-        (1, "CIRCUIT_BROKEN", broken["snapshot_id"])]
+        (1, "CIRCUIT_BROKEN", broken["snapshotId"])]
 
 
 # ---- working memory, lessons, events -------------------------------------------------------------
@@ -198,7 +198,7 @@ def test_a_break_under_eight_concurrent_writers_loses_nothing(server, operator):
     assert len(written) == 1000 and len(breaks) == 2
     places: dict[str, int] = {}
     for answer in breaks:
-        shot = all_entries(server, f"{run}/snapshots/{answer['snapshot_id']}", key)
+        shot = all_entries(server, f"{run}/snapshots/{answer['snapshotId']}", key)
         assert len(shot) == answer["summary"]["entries"]
         for name in shot:
             places[name] = places.get(name, 0) + 1
@@ -216,7 +216,7 @@ def test_two_concurrent_breaks_each_take_a_disjoint_snapshot(server):
     answers = [ok(a) for a in all_at_once(
         [lambda: req(server, "POST", f"{run}/circuit-break", {"reason": "r"})] * 2)]
     assert sorted(a["summary"]["entries"] for a in answers) == [0, 20]
-    shots = [all_entries(server, f"{run}/snapshots/{a['snapshot_id']}") for a in answers]
+    shots = [all_entries(server, f"{run}/snapshots/{a['snapshotId']}") for a in answers]
     assert sorted(len(s) for s in shots) == [0, 20]
 
 
@@ -240,7 +240,7 @@ def test_restore_gives_the_memory_back_byte_for_byte_after_new_writes(server):
         ok(req(server, "PUT", f"{run}/memory/k{i:02d}",
                {"i": i, "f": 0.1 * i, "s": "é€😀", "n": [None, True, 1e-9]}))
     before = req(server, "GET", f"{run}/memory")
-    sid = ok(req(server, "POST", f"{run}/circuit-break", {"reason": "r"}))["snapshot_id"]
+    sid = ok(req(server, "POST", f"{run}/circuit-break", {"reason": "r"}))["snapshotId"]
     snapshot = req(server, "GET", f"{run}/snapshots/{sid}")
     assert entries_bytes(snapshot) == entries_bytes(before)
     ok(req(server, "PUT", f"{run}/memory/k00", "changed"))
@@ -261,7 +261,7 @@ def test_no_route_reaches_another_tenants_run(server, operator):
     run = "/v1/runs/private-run"
     ok(req(server, "PUT", f"{run}/memory/secret", "owner"))
     ok(req(server, "POST", f"{run}/lessons", {"text": "owner lesson"}))
-    sid = ok(req(server, "POST", f"{run}/circuit-break", {"reason": "r"}))["snapshot_id"]
+    sid = ok(req(server, "POST", f"{run}/circuit-break", {"reason": "r"}))["snapshotId"]
     ok(req(server, "PUT", f"{run}/memory/secret", "owner again"))
     _, key = operator.new_tenant("team")
     expected = [
@@ -309,7 +309,7 @@ def test_run_data_never_reaches_the_servers_output(own_server):
     ok(req(server, "PUT", f"{run}/memory/{mark}", {mark: mark}))
     ok(req(server, "GET", f"{run}/memory/{mark}"))
     ok(req(server, "POST", f"{run}/lessons", {"text": mark, "tags": [mark[:60]]}))
-    sid = ok(req(server, "POST", f"{run}/circuit-break", {"reason": mark[:60]}))["snapshot_id"]
+    sid = ok(req(server, "POST", f"{run}/circuit-break", {"reason": mark[:60]}))["snapshotId"]
     ok(req(server, "GET", f"{run}/snapshots/{sid}"))
     ok(req(server, "POST", f"{run}/snapshots/{sid}/restore", b""))
     ok(req(server, "POST", f"{run}/context", {"query": mark}))

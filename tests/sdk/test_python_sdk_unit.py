@@ -385,7 +385,7 @@ def test_recover_routes_send_their_method_path_and_body() -> None:
         ok(entries={"a": 1}, next="a"), ok(entries={"b": 2}, next=None),  # two pages
         ok(lessonId="l1", kind="lesson", text="t", tags=["x"], createdAt="now"),
         ok(lessons=[], next=None), ok(events=[{"seq": 1, "type": "CIRCUIT_BROKEN"}], next=None),
-        ok(broken=True, snapshot_id="s1", summary={"entries": 3, "reason": "loop"},
+        ok(broken=True, snapshotId="s1", summary={"entries": 3, "reason": "loop"},
            agentsReset=["ari"]),
         ok(snapshotId="s1", entries={"a": 1}, next=None),
         ok(restored=True, snapshotId="s1", entries=3, replaced={"snapshotId": "s2", "entries": 0}),
@@ -431,7 +431,7 @@ def test_recover_routes_send_their_method_path_and_body() -> None:
 
 def test_a_break_is_retried_with_its_one_idempotency_key() -> None:
     fake = Fake(answer("RUN_WRITE_CONFLICT", 409, True),
-                ok(broken=True, snapshot_id="s1", summary={"entries": 0, "reason": "loop"}))
+                ok(broken=True, snapshotId="s1", summary={"entries": 0, "reason": "loop"}))
     assert fake.client().runs.circuit_break("r:1", reason="loop").snapshot_id == "s1"
     first, second = (r.headers["Idempotency-Key"] for r in fake.requests)
     assert first == second and len(fake.sleeps) == 1

@@ -72,7 +72,7 @@ def _answer(template: str) -> dict[str, Any]:
         "/v1/runs/{runId}/lessons": {"lessonId": "l", "kind": "lesson", "text": "t",
                                      "createdAt": "x", "lessons": [], "next": None},
         "/v1/runs/{runId}/events": {"events": [], "next": None},
-        "/v1/runs/{runId}/circuit-break": {**run, "broken": True, "snapshot_id": "s",
+        "/v1/runs/{runId}/circuit-break": {**run, "broken": True, "snapshotId": "s",
                                            "summary": {"entries": 0, "reason": "r"}},
         "/v1/runs/{runId}/snapshots/{snapshotId}": {"entries": {}, "next": None},
         "/v1/runs/{runId}/snapshots/{snapshotId}/restore": {

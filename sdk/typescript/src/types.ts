@@ -391,7 +391,7 @@ export interface RunEvent {
 export interface CircuitBreak {
   runId: string;
   broken: boolean;
-  snapshot_id: string;
+  snapshotId: string;
   summary: { entries: number; reason: string };
   agentsReset?: string[];
   retention?: Retention;

@@ -53,8 +53,8 @@ describe("runs against a real server", { skip }, () => {
     const broken = await runs.circuitBreak(run, { reason: "repeated_tool_call", agentId: "ari" });
     assert.equal(broken.summary.entries, 1);
     assert.deepEqual(await runs.memory(run), {});
-    assert.deepEqual(await runs.snapshot(run, broken.snapshot_id), { plan: { step: 3 } });
-    const restored = await runs.restore(run, broken.snapshot_id);
+    assert.deepEqual(await runs.snapshot(run, broken.snapshotId), { plan: { step: 3 } });
+    const restored = await runs.restore(run, broken.snapshotId);
     assert.equal(restored.entries, 1);
     assert.deepEqual(await runs.memory(run), { plan: { step: 3 } });
     await runs.deleteMemory(run, "plan");

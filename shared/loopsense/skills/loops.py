@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, with_config
 from typing_extensions import TypedDict
@@ -23,7 +23,7 @@ from loopsense.errors import validation_error
 from loopsense.platform.access.catalog import CATALOG
 from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import PLAN_CAP, effective
-from loopsense.validation import STRICT, validate
+from loopsense.validation import ANSWER, STRICT, validate
 
 MAX_EVENTS = 10_000
 # 10,000 events of ~400-character messages are about 4.5 MiB; the router's Lambda payload
@@ -71,6 +71,54 @@ class LoopsInput(BaseModel):
     startedAt: str | None = Field(None, max_length=64)
     endedAt: str | None = Field(None, max_length=64)
     thresholds: Thresholds | None = None
+
+
+# The answer's shapes (docs/skills/loops.md): a finding carries the fields of its sub-signature.
+Sub = Literal["step_count", "identical_call", "similar_call", "time_budget"]
+
+
+@with_config(ANSWER)
+class LoopsFinding(TypedDict):
+    signature: str
+    sub: Sub
+    eventIndices: list[int]
+    playbook: Sub
+    count: NotRequired[int]  # step_count, identical_call, similar_call
+    distinctMessages: NotRequired[int]  # similar_call
+    durationMs: NotRequired[int]  # time_budget
+    durationSource: NotRequired[Literal["durationMs", "startedAt/endedAt", "timestamps"]]
+
+
+@with_config(ANSWER)
+class LoopsStats(TypedDict):
+    events: int
+    llmCalls: int
+    llmCallsSkipped: int
+    vectors: Literal["embedding", "lexical"] | None
+    embeddingsIgnored: str | None
+    timestamps: int
+    timestampsOutOfOrder: int
+    durationMs: int | None
+    durationSource: Literal["durationMs", "startedAt/endedAt", "timestamps"] | None
+    timeBudgetEvaluated: bool
+    timeBudgetNotEvaluatedReason: str | None
+
+
+@with_config(ANSWER)
+class LoopsThresholds(TypedDict):
+    step_count_threshold: int
+    identical_call_min_repeats: int
+    similar_call_distance_threshold: float
+    similar_call_min_cluster_size: int
+    time_budget_ms: int
+
+
+@with_config(ANSWER)
+class LoopsOutput(TypedDict):
+    fired: bool
+    findings: list[LoopsFinding]
+    stats: LoopsStats
+    thresholds: LoopsThresholds
 
 
 @dataclass(frozen=True, slots=True)

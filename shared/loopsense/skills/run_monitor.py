@@ -36,7 +36,7 @@ from loopsense.core.monitor.steps import THOUGHT, entry, fingerprint, settle, wo
 from loopsense.errors import validation_error
 from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import effective
-from loopsense.validation import STRICT, validate
+from loopsense.validation import ANSWER, STRICT, validate
 
 MIN_STEPS = 1
 MAX_STEPS = 5_000
@@ -102,6 +102,78 @@ class RunMonitorInput(BaseModel):
     model_config = STRICT
     steps: list[Step] = Field(max_length=SCHEMA_MAX_STEPS)
     config: dict[str, Any] | None = None
+
+
+# The answer's shapes (the monitor's signal, core/monitor/signal.py, as every answer showing it
+# has it: this skill's, and the runs API's).
+Rule = Annotated[str, Field(json_schema_extra={"enum": list(RULES)})]
+Severity = Literal["warning", "critical"]
+
+
+@with_config(ANSWER)
+class MonitorFinding(TypedDict):
+    rule: Rule
+    severity: Severity
+    count: int
+    rationale: str
+    stepIndices: list[int]
+
+
+@with_config(ANSWER)
+class Recommendation(TypedDict):
+    action: Literal["continue", "nudge", "break"]
+    nudge: NotRequired[str]  # what to tell the agent (nudge and break)
+
+
+@with_config(ANSWER)
+class Flagged(TypedDict):
+    step: int
+    severity: Severity
+
+
+@with_config(ANSWER)
+class SignalSummary(TypedDict):
+    """The signal without its findings and recommendation (a listing of runs shows it)."""
+
+    is_looping: bool
+    is_stuck: bool
+    is_drifting: bool
+    is_novelty_starved: bool
+    loop_score: float
+    drift_score: float
+    novelty_score: float
+    confidence: float
+    source: Literal["rule"]
+    rationale: str
+    first_flagged: int | None
+    ever_flagged: dict[Rule, Flagged]
+
+
+@with_config(ANSWER)
+class Signal(SignalSummary):
+    findings: list[MonitorFinding]
+    recommendation: Recommendation
+
+
+@with_config(ANSWER)
+class TimelineFinding(TypedDict):
+    rule: Rule
+    severity: Severity
+    stepIndices: list[int]
+
+
+@with_config(ANSWER)
+class TimelineEntry(TypedDict):
+    index: int
+    findings: list[TimelineFinding]
+    action: Literal["continue", "nudge", "break"]
+
+
+@with_config(ANSWER)
+class RunMonitorOutput(Signal):
+    steps: int
+    segmentStart: int
+    timeline: list[TimelineEntry]
 
 
 SETTINGS = tuple(Settings.model_fields)

@@ -38,7 +38,7 @@ def test_the_recover_routes_through_the_handler(app, event_file, lambda_context)
     status, broken = call(app, event, lambda_context, f"POST {run}/circuit-break",
                           {"reason": "repeated_tool_call"})
     assert (status, broken["summary"]["entries"], broken["agentsReset"]) == (200, 1, ["ari"])
-    sid = broken["snapshot_id"]
+    sid = broken["snapshotId"]
     status, shot = call(app, event, lambda_context, f"GET {run}/snapshots/{{snapshotId}}",
                         snapshotId=sid)
     assert (status, shot["entries"]) == (200, {"ticket": {"id": 2214}})

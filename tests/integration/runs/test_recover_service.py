@@ -207,14 +207,14 @@ def test_the_break_snapshots_clears_resets_and_logs(client):
     assert answer["agentsReset"] == ["ari"]
     assert memory(rec, who, "r") == {}
     assert rec.get_all(who, "r", {})["count"] == 0
-    shot = rec.snapshot(who, "r", answer["snapshot_id"], {})
+    shot = rec.snapshot(who, "r", answer["snapshotId"], {})
     assert json.dumps(shot["entries"]) == json.dumps(pre["entries"])  # byte for byte
     assert shot["reason"] == "repeated_tool_call" and shot["kind"] == "loop_detected"
     signal = rec.runs.signal(who, "r", "ari")
     assert signal["signal"]["findings"] == [] and signal["segmentStart"] == 6
     [event] = events(rec, who, "r")
     assert (event["seq"], event["type"], event["snapshotId"]) == (
-        1, "CIRCUIT_BROKEN", answer["snapshot_id"])
+        1, "CIRCUIT_BROKEN", answer["snapshotId"])
     lessons = rec.lessons(who, "r", {})["lessons"]
     assert [(x["kind"], x["tags"]) for x in lessons] == [("loop_detected",
                                                            ["repeated_tool_call"])]
@@ -313,10 +313,10 @@ def test_writes_racing_two_breaks_lose_nothing_and_land_once(client):
     assert len(written) == 1000 and len(breaks) == 2
     places: dict[str, list[str]] = {}
     for answer in breaks:
-        shot = snapshot(rec, who, "busy", answer["snapshot_id"])
+        shot = snapshot(rec, who, "busy", answer["snapshotId"])
         assert answer["summary"]["entries"] == len(shot)
         for key in shot:
-            places.setdefault(key, []).append(answer["snapshot_id"])
+            places.setdefault(key, []).append(answer["snapshotId"])
     for key in memory(rec, who, "busy"):
         places.setdefault(key, []).append("memory")
     assert sorted(places) == sorted(written)
@@ -333,7 +333,7 @@ def test_two_concurrent_breaks_take_disjoint_snapshots(client):
     assert all(a["broken"] for a in answers)
     counts = sorted(a["summary"]["entries"] for a in answers)
     assert counts == [0, 50]  # the second break found the memory the first had cleared
-    shots = [snapshot(rec, who, "r", a["snapshot_id"]) for a in answers]
+    shots = [snapshot(rec, who, "r", a["snapshotId"]) for a in answers]
     assert sorted(len(s) for s in shots) == [0, 50]
     assert [e["seq"] for e in events(rec, who, "r")] == [1, 2]
 
@@ -392,7 +392,7 @@ def test_a_store_failing_during_a_break_leaves_old_or_new_and_a_retry_is_one_bre
     answer = brk(rec, who, "r", key="k-1", agentId="ari")  # the client retries
     assert answer["summary"]["entries"] == 5
     assert state(rec, who, "r") == new
-    assert snapshot(rec, who, "r", answer["snapshot_id"]) == {f"k{i}": i for i in range(5)}
+    assert snapshot(rec, who, "r", answer["snapshotId"]) == {f"k{i}": i for i in range(5)}
 
 
 def test_a_transaction_conflict_in_a_break_is_read_again(client):
@@ -419,7 +419,7 @@ def test_restore_replaces_memory_byte_for_byte_and_keeps_what_it_replaced(client
     for i in range(30):
         put(rec, who, "r", f"k{i:02d}", {"i": i, "x": [0.1, 1e-7, "é", None]})
     pre = rec.get_all(who, "r", {})
-    sid = brk(rec, who, "r")["snapshot_id"]
+    sid = brk(rec, who, "r")["snapshotId"]
     put(rec, who, "r", "new", "written after the break")
     put(rec, who, "r", "k00", "overwritten")
     restored = rec.restore(who, "r", sid, None, b"", "restore-1")
@@ -443,7 +443,7 @@ def test_a_restore_that_fails_midway_changes_nothing(client):
     who = tenant()
     for i in range(60):
         put(rec, who, "r", f"k{i:02d}", i)
-    sid = brk(rec, who, "r")["snapshot_id"]
+    sid = brk(rec, who, "r")["snapshotId"]
     put(rec, who, "r", "kept", True)
     recording = Counting(client)
     through(rec, recording).restore(who, "r", sid, None, b"", None)
@@ -487,7 +487,7 @@ def test_a_restore_copies_25_entries_a_request_and_sends_leftovers_again(client,
     who = tenant()
     for i in range(60):
         put(rec, who, "r", f"k{i:02d}", {"i": i})
-    sid = brk(rec, who, "r")["snapshot_id"]
+    sid = brk(rec, who, "r")["snapshotId"]
     throttled = Throttled(client)
     assert through(rec, throttled).restore(who, "r", sid, None, b"", None)["entries"] == 60
     assert memory(rec, who, "r") == {f"k{i:02d}": {"i": i} for i in range(60)}
@@ -506,7 +506,7 @@ def test_another_tenant_reaches_nothing_of_a_run(client):
     owner, other = tenant(), tenant()
     put(rec, owner, "shared", "secret", "owner's")
     rec.add_lesson(owner, "shared", {"text": "owner's lesson"})
-    sid = brk(rec, owner, "shared")["snapshot_id"]
+    sid = brk(rec, owner, "shared")["snapshotId"]
     put(rec, owner, "shared", "secret", "owner's again")
     with pytest.raises(LoopsenseError) as caught:
         rec.get(other, "shared", "secret")
@@ -605,7 +605,7 @@ def test_the_flow_on_moto():
         assert answer["summary"]["entries"] == 4 and memory(rec, who, "r") == {}
         assert brk(rec, who, "r", key="b1") == answer
         put(rec, who, "r", "later", 1)
-        restored = rec.restore(who, "r", answer["snapshot_id"], None, b"", None)
+        restored = rec.restore(who, "r", answer["snapshotId"], None, b"", None)
         assert restored["replaced"]["entries"] == 1
         assert memory(rec, who, "r") == {f"k{i}": {"i": i} for i in range(4)}
         assert [e["type"] for e in events(rec, who, "r")] == ["CIRCUIT_BROKEN",
@@ -672,9 +672,9 @@ def test_one_idempotency_key_restores_one_snapshot(client):
     rec, _ = recover(client)
     who = tenant()
     put(rec, who, "r", "a", 1)
-    first = brk(rec, who, "r")["snapshot_id"]
+    first = brk(rec, who, "r")["snapshotId"]
     put(rec, who, "r", "b", 2)
-    second = brk(rec, who, "r")["snapshot_id"]
+    second = brk(rec, who, "r")["snapshotId"]
     rec.restore(who, "r", first, None, b"", "restore-key")
     with pytest.raises(LoopsenseError) as caught:
         rec.restore(who, "r", second, None, b"", "restore-key")
@@ -727,7 +727,7 @@ def test_a_run_whose_head_alone_was_deleted_breaks_and_restores(client):
     who = tenant(run_retention_days=14)
     steps(rec.runs, who, "r", [call("x", {})])
     put(rec, who, "r", "plan", 1)
-    first = brk(rec, who, "r")["snapshot_id"]
+    first = brk(rec, who, "r")["snapshotId"]
     put(rec, who, "r", "plan", 2)
     brk(rec, who, "r")
     rec.store.db.call("delete_item", TableName=rec.store.table,
@@ -752,7 +752,7 @@ def test_an_expired_head_not_yet_deleted_breaks_on_fresh_memory(client):
     steps(rec.runs, who, "r", [call("x", {})])
     answer = brk(rec, who, "r")
     assert answer["summary"]["entries"] == 0  # nothing live was frozen
-    assert snapshot(rec, who, "r", answer["snapshot_id"]) == {}
+    assert snapshot(rec, who, "r", answer["snapshotId"]) == {}
     assert [e["seq"] for e in events(rec, who, "r")] == [2]  # 1 expired, not deleted
     assert memory(rec, who, "r") == {}
 

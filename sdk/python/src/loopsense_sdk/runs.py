@@ -294,7 +294,9 @@ class CircuitBreak:
     @classmethod
     def of(cls, raw: dict[str, Any]) -> CircuitBreak:
         summary: dict[str, Any] = raw["summary"]
-        return cls(raw["runId"], bool(raw["broken"]), raw["snapshot_id"], summary["entries"],
+        # ``snapshot_id``: what servers before the contract's camelCase answered
+        snapshot = raw["snapshotId"] if "snapshotId" in raw else raw["snapshot_id"]
+        return cls(raw["runId"], bool(raw["broken"]), snapshot, summary["entries"],
                    summary["reason"], tuple(raw.get("agentsReset") or ()),
                    Retention.of(raw.get("retention")), raw)
 

@@ -19,7 +19,7 @@ from loopsense.platform.http.request import request_from_event
 DOCUMENT = Path(__file__).with_name("openapi.json")
 
 CONTRACTS: dict[str, Contract] = {
-    "GET /openapi.json": Contract("this document (OpenAPI 3.1)"),
+    "GET /openapi.json": Contract("this document (OpenAPI 3.1)", answer="OpenApiDocument"),
 }
 
 

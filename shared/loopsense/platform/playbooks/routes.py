@@ -26,7 +26,8 @@ ROUTES: dict[str, Route] = {"GET /v1/playbooks/{name}": lambda _, who, request: 
 
 CONTRACTS: dict[str, Contract] = {
     "GET /v1/playbooks/{name}": Contract("one playbook (the name a finding gives)",
-                                         ("PLAYBOOK_NOT_FOUND",)),
+                                         ("PLAYBOOK_NOT_FOUND",),
+                                         answer="loopsense.playbooks.answers:Playbook"),
 }
 
 

@@ -389,7 +389,7 @@ class Recover:
         that snapshot holds."""
         retention = self._retention(caller, int(lesson["expiresAt"]))
         if lesson["kind"] == "loop_detected":
-            return {"runId": run_id, "broken": True, "snapshot_id": lesson["lessonId"],
+            return {"runId": run_id, "broken": True, "snapshotId": lesson["lessonId"],
                     "summary": {"entries": frozen, "reason": lesson["tags"][0]},
                     "agentsReset": lesson["agentIds"], "retention": retention}
         return {"runId": run_id, "restored": True, "snapshotId": lesson["restoredFrom"],

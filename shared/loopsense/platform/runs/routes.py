@@ -79,6 +79,7 @@ ROUTES: dict[str, Route] = {
 
 
 _M, _R = "loopsense.platform.runs.monitor", "loopsense.platform.runs.recover"
+_A = "loopsense.platform.runs.answers"
 # Every runs route: the gate (agent.run_monitor's grant and plan, the rate), a runId to check.
 _RUN = ("VALIDATION_ERROR", *GATE_ERRORS)
 _WRITE = (*_RUN, "RUN_WRITE_CONFLICT")
@@ -91,51 +92,69 @@ _PAGE = (("limit", f"at most this many (1..{MAX_PAGE}, default {DEFAULT_PAGE})")
 CONTRACTS: dict[str, Contract] = {
     "GET /v1/runs": Contract("the tenant's live runs, newest first", _RUN, query=(
         ("limit", f"at most this many runs (1..{MAX_LIMIT}, default {DEFAULT_LIMIT})"),
-        ("cursor", "the `nextCursor` of the previous page"))),
+        ("cursor", "the `nextCursor` of the previous page")),
+        answer=f"{_A}:RunsPage"),
     f"GET {RUN}": Contract("one run: its agents, their signals and timelines",
-                           (*_RUN, "RUN_NOT_FOUND")),
+                           (*_RUN, "RUN_NOT_FOUND"),
+                           answer=f"{_A}:RunDetail"),
     f"POST {RUN}/steps": Contract(
         "steps of one agent (one step, or {steps: [...]}) -> the run's signal",
         (*_WRITE, "RUN_BATCH_INVALID", "IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_IN_PROGRESS"),
         body=(f"{_M}:StepBatch", "loopsense.skills.run_monitor:Step"), idempotent=True,
-        links=_ON_THE_RUN),
+        links=_ON_THE_RUN,
+        answer=f"{_A}:StepsOrOff"),
     f"POST {RUN}/agents": Contract("register an agent (its role, its objective)", _WRITE,
-                                   body=(f"{_M}:Registration",), links=_ON_THE_RUN),
+                                   body=(f"{_M}:Registration",), links=_ON_THE_RUN,
+                                   answer=f"{_A}:Registered"),
     f"GET {RUN}/signal": Contract("an agent's current signal", (*_RUN, "RUN_AGENT_NOT_FOUND"),
-                                  query=(("agentId", "the agent (default: the only one)"),)),
+                                  query=(("agentId", "the agent (default: the only one)"),),
+                                  answer=f"{_A}:SignalOrOff"),
     f"POST {RUN}/reset": Contract("reset an agent's (or every agent's) monitor state",
-                                  (*_WRITE, "RUN_AGENT_NOT_FOUND"), body=(f"{_M}:ResetBody",)),
+                                  (*_WRITE, "RUN_AGENT_NOT_FOUND"), body=(f"{_M}:ResetBody",),
+                                  answer=f"{_A}:ResetAnswer"),
     f"PUT {RUN}/config": Contract("the run's monitor config (thresholds, tools, rules)", _WRITE,
-                                  body_schema="RunConfig"),
+                                  body_schema="RunConfig",
+                                  answer=f"{_A}:ConfigAnswer"),
     f"PUT {RUN}/memory/{{key}}": Contract("set one working-memory entry (any JSON value)",
-                                          (*_WRITE, "RUN_MEMORY_FULL"), body_schema="Any"),
+                                          (*_WRITE, "RUN_MEMORY_FULL"), body_schema="Any",
+                                          answer=f"{_A}:MemorySet"),
     f"GET {RUN}/memory/{{key}}": Contract("one working-memory entry",
-                                          (*_RUN, "RUN_MEMORY_NOT_FOUND")),
+                                          (*_RUN, "RUN_MEMORY_NOT_FOUND"),
+                                          answer=f"{_A}:MemoryEntry"),
     f"DELETE {RUN}/memory/{{key}}": Contract("delete one working-memory entry",
-                                             (*_WRITE, "RUN_MEMORY_NOT_FOUND")),
+                                             (*_WRITE, "RUN_MEMORY_NOT_FOUND"),
+                                             answer=f"{_A}:MemoryDeleted"),
     f"GET {RUN}/memory": Contract("the run's working memory, a page at a time", _RUN,
-                                  query=_PAGE),
+                                  query=_PAGE,
+                                  answer=f"{_A}:MemoryPage"),
     f"POST {RUN}/lessons": Contract("add a lesson or a fact", _WRITE,
-                                    body=(f"{_R}:LessonBody",)),
-    f"GET {RUN}/lessons": Contract("the run's lessons, a page at a time", _RUN, query=_PAGE),
+                                    body=(f"{_R}:LessonBody",),
+                                    answer=f"{_A}:LessonAdded"),
+    f"GET {RUN}/lessons": Contract("the run's lessons, a page at a time", _RUN, query=_PAGE,
+                                   answer=f"{_A}:LessonsPage"),
     f"GET {RUN}/events": Contract("the run's events (breaks, restores), a page at a time", _RUN,
-                                  query=_PAGE),
+                                  query=_PAGE,
+                                  answer=f"{_A}:EventsPage"),
     f"POST {RUN}/circuit-break": Contract(
         "snapshot and clear working memory, reset the monitor",
         (*_WRITE, "RUN_AGENT_NOT_FOUND", "IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_IN_PROGRESS"),
         body=(f"{_R}:BreakBody",), idempotent=True, links=tuple(
-            (route, (*_SAME_RUN, ("snapshotId", "$response.body#/snapshot_id")))
+            (route, (*_SAME_RUN, ("snapshotId", "$response.body#/snapshotId")))
             for route in (f"POST {RUN}/snapshots/{{snapshotId}}/restore",
-                          f"GET {RUN}/snapshots/{{snapshotId}}"))),
+                          f"GET {RUN}/snapshots/{{snapshotId}}")),
+        answer=f"{_A}:BreakAnswer"),
     f"GET {RUN}/snapshots/{{snapshotId}}": Contract(
         "one snapshot of working memory, a page at a time", (*_RUN, "RUN_SNAPSHOT_NOT_FOUND"),
-        query=_PAGE),
+        query=_PAGE,
+        answer=f"{_A}:SnapshotPage"),
     f"POST {RUN}/snapshots/{{snapshotId}}/restore": Contract(
         "restore working memory from a snapshot",
         (*_WRITE, "RUN_SNAPSHOT_NOT_FOUND", "IDEMPOTENCY_KEY_REUSED",
-         "IDEMPOTENCY_IN_PROGRESS"), body_schema="Empty", idempotent=True),
+         "IDEMPOTENCY_IN_PROGRESS"), body_schema="Empty", idempotent=True,
+         answer=f"{_A}:RestoreAnswer"),
     f"POST {RUN}/context": Contract("a briefing of the run within a token budget", _RUN,
-                                    body=(f"{_R}:ContextBody",)),
+                                    body=(f"{_R}:ContextBody",),
+                                    answer=f"{_A}:ContextAnswer"),
 }
 
 

@@ -37,15 +37,20 @@ ROUTES: dict[str, Route] = {
         who.changing_settings().tenant_id, _body(request)),
 }
 
+_S = "loopsense.platform.settings.answers"
 CONTRACTS: dict[str, Contract] = {
-    f"GET {THRESHOLDS_PATH}": Contract("the tenant's detector thresholds, applied and stored"),
+    f"GET {THRESHOLDS_PATH}": Contract("the tenant's detector thresholds, applied and stored",
+                                       answer=f"{_S}:ThresholdsAnswer"),
     f"PUT {THRESHOLDS_PATH}": Contract("set thresholds (null: back to the default)",
                                        (*SETTINGS_ERRORS, "TIME_BUDGET_ABOVE_PLAN_CAP"),
-                                       body_schema="ThresholdsPatch"),
-    f"GET {TIME_BUDGET_PATH}": Contract("the tenant's time budget and its plan's cap"),
+                                       body_schema="ThresholdsPatch",
+                                       answer=f"{_S}:ThresholdsAnswer"),
+    f"GET {TIME_BUDGET_PATH}": Contract("the tenant's time budget and its plan's cap",
+                                        answer=f"{_S}:TimeBudgetAnswer"),
     f"PUT {TIME_BUDGET_PATH}": Contract("set the time budget",
                                         (*SETTINGS_ERRORS, "TIME_BUDGET_ABOVE_PLAN_CAP"),
-                                        body_schema="TimeBudgetPatch"),
+                                        body_schema="TimeBudgetPatch",
+                                        answer=f"{_S}:TimeBudgetAnswer"),
 }
 
 

@@ -69,30 +69,37 @@ GROUPS: dict[str, Route] = {
 }
 
 
-_I = "loopsense.platform.telemetry.ingest"
+_I, _T = "loopsense.platform.telemetry.ingest", "loopsense.platform.telemetry.answers"
 _INGEST_ERRORS = ("VALIDATION_ERROR", "EXECUTION_EVENTS_INVALID", "EXECUTION_ENDED")
 CONTRACTS: dict[str, Contract] = {
     "POST /v1/executions/{executionId}/events": Contract(
         "a batch of an execution's events -> the failure classes it fired",
         (*_INGEST_ERRORS, "EXECUTION_EVENT_LIMIT_EXCEEDED", "EXECUTION_BATCH_OUT_OF_ORDER",
-         "IDEMPOTENCY_KEY_REUSED"), body=(f"{_I}:Batch",), idempotent=True),
+         "IDEMPOTENCY_KEY_REUSED"), body=(f"{_I}:Batch",), idempotent=True,
+        answer=f"{_T}:BatchAnswer"),
     "POST /v1/executions/{executionId}/end": Contract(
         "end an execution -> the failure classes it fired",
-        (*_INGEST_ERRORS, "EXECUTION_NOT_FOUND"), body=(f"{_I}:EndBody",)),
+        (*_INGEST_ERRORS, "EXECUTION_NOT_FOUND"), body=(f"{_I}:EndBody",),
+        answer=f"{_T}:EndAnswer"),
     "GET /v1/failure-groups": Contract("the tenant's failure groups, a page at a time",
                                        ("VALIDATION_ERROR",), query=(
         ("limit", "at most this many groups (1..100, default 50)"),
         ("class", "only this failure class"), ("severity", "only this severity"),
-        ("cursor", "the `next` cursor of the previous page"))),
+        ("cursor", "the `next` cursor of the previous page")),
+        answer=f"{_T}:FailureGroupsPage"),
     "GET /v1/failure-groups/{signature}": Contract(
         "one failure group: its executions, days and playbook",
-        ("VALIDATION_ERROR", "FAILURE_GROUP_NOT_FOUND")),
-    "GET /v1/severity-routing": Contract("the severity of each failure class"),
+        ("VALIDATION_ERROR", "FAILURE_GROUP_NOT_FOUND"), answer=f"{_T}:FailureGroupDetail"),
+    "GET /v1/severity-routing": Contract("the severity of each failure class",
+                                         answer=f"{_T}:Routing"),
     "PUT /v1/severity-routing": Contract("set the severity of failure classes",
-                                         SETTINGS_ERRORS, body_schema="SeverityRouting"),
-    "GET /v1/telemetry-settings": Contract("how long telemetry and failure groups are kept"),
+                                         SETTINGS_ERRORS, body_schema="SeverityRouting",
+                                         answer=f"{_T}:Routing"),
+    "GET /v1/telemetry-settings": Contract("how long telemetry and failure groups are kept",
+                                           answer=f"{_T}:TelemetryRetention"),
     "PUT /v1/telemetry-settings": Contract("set how long telemetry and failure groups are kept",
-                                           SETTINGS_ERRORS, body_schema="TelemetrySettings"),
+                                           SETTINGS_ERRORS, body_schema="TelemetrySettings",
+                                           answer=f"{_T}:TelemetryRetention"),
     "POST /v1/traces": Contract("an OTLP/HTTP trace export (protobuf or JSON)",
                                 ("EXECUTION_EVENTS_INVALID", "EXECUTION_ENDED"),
                                 body_schema="Otlp",

@@ -14,7 +14,8 @@ ROUTES: dict[str, Route] = {
 }
 
 CONTRACTS: dict[str, Contract] = {
-    "GET /v1/usage": Contract("credits this period and charged calls of the last 30 days"),
+    "GET /v1/usage": Contract("credits this period and charged calls of the last 30 days",
+                              answer="loopsense.platform.usage.answers:UsageAnswer"),
 }
 
 

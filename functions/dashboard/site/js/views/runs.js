@@ -181,7 +181,7 @@ export async function runDetail(runId) {
     try {
       const done = await post(`${path}/circuit-break`, { reason: reason.value },
                               { "Idempotency-Key": newKey() });
-      const text = `Circuit broken: snapshot ${done.snapshot_id} holds ` +
+      const text = `Circuit broken: snapshot ${done.snapshotId} holds ` +
                    `${done.summary.entries} entries.`;
       notice.append(h("p", { class: "ok", role: "status", text }));
       announce(text);
