@@ -1,11 +1,12 @@
 """The embedded S3 of `loopsense serve`: the file inputs' bucket on localhost (docs/files.md).
 
-Just what file inputs use of S3, path-style: PUT an object (the pre-signed upload URL, as
-`curl -T` sends it), GET, HEAD and DELETE it (the router's boto3 client), with S3's XML errors.
-A pre-signed URL is refused once its X-Amz-Date + X-Amz-Expires has passed, as S3 refuses it;
-its signature is not checked (like the embedded DynamoDB, this store takes any credentials, so
-it listens on loopback only). Objects older than OBJECT_LIFE_S read as absent, as the bucket's
-lifecycle rule expires them on AWS. They live in memory, or as files under a data directory.
+Just what files use of S3, path-style: PUT an object (the pre-signed upload URL, as `curl -T`
+sends it, or the router's boto3 client), GET it (a pre-signed download URL, or the router),
+HEAD and DELETE it, with S3's XML errors. Every request is signed (AWS Signature Version 4,
+loopsense_local/sigv4.py) with the serving process's own AWS credentials, as S3 checks it: a
+pre-signed URL that was altered, names another key or has passed its X-Amz-Date + X-Amz-Expires
+is refused. Objects older than FILE_LIFE_S read as absent, as the bucket's lifecycle rule
+expires them on AWS. They live in memory, or as files under a data directory.
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from datetime import UTC, datetime
+from collections.abc import Callable
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
+
+from loopsense.platform.execute.files import FILE_LIFE_S
+from loopsense_local import sigv4
 
 BUCKET = "loopsense-files-local"
-OBJECT_LIFE_S = 24 * 3600  # template.yaml's lifecycle rule: one day
-MAX_OBJECT_BYTES = 8 * 1024 * 1024  # a laptop's guard: well above the 2 MiB a file may hold
+MAX_OBJECT_BYTES = 16 * 1024 * 1024  # a laptop's guard: above a 2 MiB input and a 6 MB output
 
 
 class Objects:
@@ -38,14 +42,15 @@ class Objects:
         assert self._dir is not None
         return self._dir / hashlib.sha256(f"{bucket}/{key}".encode()).hexdigest()
 
-    def put(self, bucket: str, key: str, body: bytes) -> None:
+    def put(self, bucket: str, key: str, body: bytes, now: float) -> None:
         with self._lock:
             if self._dir is None:
-                self._memory[(bucket, key)] = (body, time.time())
+                self._memory[(bucket, key)] = (body, now)
             else:
                 self._path(bucket, key).write_bytes(body)
 
-    def get(self, bucket: str, key: str) -> bytes | None:
+    def get(self, bucket: str, key: str, now: float) -> tuple[bytes, float] | None:
+        """The object's bytes and the second it was written."""
         with self._lock:
             if self._dir is None:
                 body, written = self._memory.get((bucket, key), (b"", 0.0))
@@ -56,7 +61,7 @@ class Objects:
                 if not path.exists():
                     return None
                 body, written = path.read_bytes(), path.stat().st_mtime
-        return None if time.time() - written > OBJECT_LIFE_S else body
+        return None if now - written > FILE_LIFE_S else (body, written)
 
     def delete(self, bucket: str, key: str) -> None:
         with self._lock:
@@ -71,71 +76,84 @@ def _error(code: str, message: str) -> bytes:
             f"<Message>{message}</Message></Error>").encode()
 
 
-def _expired(query: dict[str, list[str]]) -> bool:
-    signed, expires = query.get("X-Amz-Date", [""])[0], query.get("X-Amz-Expires", [""])[0]
-    try:
-        at = datetime.strptime(signed, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
-        return time.time() > at + int(expires)
-    except ValueError:
-        return True
+def process_credentials() -> Callable[[str], str | None]:
+    """The secret of this process's own AWS access key (boto3's chain, read at the first
+    request): the one the router signs with, so the one this store accepts."""
+    known: dict[str, str] = {}
+
+    def secret_of(access_key: str) -> str | None:
+        if not known:
+            import boto3
+
+            found = boto3.Session().get_credentials()
+            frozen = None if found is None else found.get_frozen_credentials()
+            if frozen is not None and frozen.access_key and frozen.secret_key:
+                known[str(frozen.access_key)] = str(frozen.secret_key)
+        return known.get(access_key)
+
+    return secret_of
 
 
-def make_handler(objects: Objects) -> type[BaseHTTPRequestHandler]:
+def make_handler(objects: Objects, secret_of: Callable[[str], str | None],
+                 clock: Callable[[], float]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             pass  # no line per request (and never a key)
 
-        def _target(self) -> tuple[str, str, dict[str, list[str]]] | None:
+        def _target(self, body: bytes = b"") -> tuple[str, str] | None:
+            """The request's bucket and key, once its signature holds (else S3's refusal)."""
             parts = urlsplit(self.path)
             bucket, _, key = unquote(parts.path).lstrip("/").partition("/")
             if not bucket or not key:
                 self._send(400, _error("InvalidRequest", "path-style /bucket/key only"))
                 return None
-            return bucket, key, parse_qs(parts.query)
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            refusal = sigv4.check(self.command, parts.path, parts.query, headers, body,
+                                  secret_of, clock())
+            if refusal is not None:
+                self.close_connection = True
+                self._send(refusal.status, _error(refusal.code, refusal.message),
+                           head=self.command == "HEAD")
+                return None
+            return bucket, key
 
         def _send(self, status: int, body: bytes = b"", content_type: str = "application/xml",
-                  head: bool = False) -> None:
+                  head: bool = False, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             if not head:
                 self.wfile.write(body)
 
         def do_PUT(self) -> None:  # noqa: N802
-            target = self._target()
             size = int(self.headers.get("Content-Length") or 0)
-            if target is None:
-                return
-            bucket, key, query = target
-            if "X-Amz-Signature" in query and _expired(query):
-                self.close_connection = True
-                self._send(403, _error("AccessDenied", "Request has expired"))
-                return
-            if "X-Amz-Signature" not in query and "Authorization" not in self.headers:
-                self.close_connection = True
-                self._send(403, _error("AccessDenied", "Anonymous users cannot put objects"))
-                return
-            if size > MAX_OBJECT_BYTES:
+            if size > MAX_OBJECT_BYTES:  # refused unread, before the signature
                 self.close_connection = True
                 self._send(400, _error("EntityTooLarge", "Your proposed upload exceeds the "
                                                          "maximum allowed size"))
                 return
-            objects.put(bucket, key, self.rfile.read(size))
-            self._send(200, b"")
+            body = self.rfile.read(size)
+            target = self._target(body)
+            if target is not None:
+                objects.put(*target, body, clock())
+                self._send(200, b"")
 
         def _read(self, head: bool) -> None:
             target = self._target()
             if target is None:
                 return
-            body = objects.get(target[0], target[1])
-            if body is None:
+            found = objects.get(*target, clock())
+            if found is None:
                 self._send(404, _error("NoSuchKey", "The specified key does not exist."),
                            head=head)
                 return
-            self._send(200, body, "application/octet-stream", head=head)
+            self._send(200, found[0], "application/octet-stream", head=head,
+                       headers={"Last-Modified": formatdate(found[1], usegmt=True)})
 
         def do_GET(self) -> None:  # noqa: N802
             self._read(head=False)
@@ -154,9 +172,14 @@ def make_handler(objects: Objects) -> type[BaseHTTPRequestHandler]:
 
 class EmbeddedS3:
     def __init__(self, host: str = "127.0.0.1", port: int = 0,
-                 data_dir: str | Path | None = None) -> None:
+                 data_dir: str | Path | None = None,
+                 secret_of: Callable[[str], str | None] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        """``secret_of``: the secret of an access key, None for one it does not know (default:
+        this process's own credentials only); ``clock``: now, in seconds since the epoch."""
         self.objects = Objects(None if data_dir is None else Path(data_dir) / "files")
-        self._server = ThreadingHTTPServer((host, port), make_handler(self.objects))
+        handler = make_handler(self.objects, secret_of or process_credentials(), clock)
+        self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
         self._host = host
         self._thread: threading.Thread | None = None
