@@ -21,7 +21,7 @@ from pydantic.json_schema import JsonSchemaMode
 
 from loopsense.errors import ERRORS
 from loopsense.platform.access.answers import Billing
-from loopsense.platform.execute.files import FILE_REF, REF_FIELD
+from loopsense.platform.execute.files import FILE_REF, REF_FIELD, FileOutput
 from loopsense.platform.http.contract import AUTHORIZED_ERRORS, Contract
 from loopsense_local.gateway import template_routes
 from loopsense_local.tables import load_template
@@ -118,7 +118,9 @@ def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
             "properties": {
                 "executionId": {"type": "string", "format": "uuid"},
                 "skillKey": {"const": skill.key}, "skillVersion": {"const": skill.version},
-                "output": {"$ref": REF.format(model=output.__name__)},
+                # docs/files.md: an output too large to inline is a FileOutput
+                "output": {"oneOf": [{"$ref": REF.format(model=output.__name__)},
+                                     {"$ref": REF.format(model="FileOutput")}]},
                 "billing": {"$ref": REF.format(model="Billing")}},
             "title": f"Answer of {skill.key}"} for skill, _, output in skills]},
         "ThresholdsPatch": {"type": "object", "additionalProperties": False,
@@ -328,6 +330,7 @@ def document() -> dict[str, Any]:
     adapters += [(output.__name__, "serialization", TypeAdapter(output))
                  for _, _, output in skills]
     adapters.append(("Billing", "serialization", TypeAdapter(Billing)))  # ExecuteAnswer's
+    adapters.append(("FileOutput", "serialization", TypeAdapter(FileOutput)))  # and its output's
     top, defs = TypeAdapter.json_schemas(adapters, ref_template=REF)
     schemas = {ref: top[(ref, "validation")] for ref in refs}
     built, catalog = defs.get("$defs", {}), _catalog_schemas(skills)

@@ -2,7 +2,9 @@
 File inputs; docs/files.md): POST /v1/files, the upload with curl to the pre-signed URL, execute
 by ref; the same answer as inline; each refusal (a bad ref, a missing, used or another tenant's
 file, one over 2 MiB, bytes that are neither JSON nor JSON Lines, an expired upload URL), none
-charged and none echoing the file."""
+charged and none echoing the file; an output too large to inline answered as a fileRef and
+downloaded with curl from its pre-signed URL; the embedded S3 refusing an altered URL or one
+for another key, as S3 does."""
 
 from __future__ import annotations
 
@@ -10,12 +12,16 @@ import json
 import re
 import subprocess
 import tempfile
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 
+from loopsense.jsonio import dumps
+from loopsense_local import test_large
 from tests.e2e.server import Operator, Server
 
 EVENTS = [{"action": "search"}, {"action": "click"}] * 3
@@ -38,6 +44,15 @@ def curl_put(url: str, data: bytes) -> int:
                                str(path), url], capture_output=True, text=True, timeout=30,
                               check=False)
     return int(done.stdout or 0)
+
+
+def curl_get(url: str) -> tuple[int, bytes]:
+    """Download as a user would: `curl -o <file> <url>`; the HTTP status and the bytes."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "output.json"
+        done = subprocess.run(["curl", "-s", "-o", str(path), "-w", "%{http_code}", url],
+                              capture_output=True, text=True, timeout=60, check=False)
+        return int(done.stdout or 0), path.read_bytes() if path.exists() else b""
 
 
 def upload(server: Server, key: str, data: bytes) -> str:
@@ -155,3 +170,84 @@ def test_an_expired_upload_url_is_refused_by_the_store(server: Server, tenants: 
 def test_files_need_an_api_key(server: Server) -> None:
     answer = server.request(b"", key=None, path="/v1/files")
     assert (answer.status, answer.json()["error"]["code"]) == (401, "UNAUTHORIZED")
+
+
+# An output too large to inline: test.large (the server's --test-skills) answers as many numbers
+# as asked; 900,000 of them are about 6.9 MB of JSON, over the 6 MB a Lambda may answer.
+LARGE_COUNT = 900_000
+
+
+@pytest.fixture(scope="module")
+def large(server: Server, operator: Operator, tenants: Any) -> dict[str, Any]:
+    """tenant A's test.large answer over the inline size (one for the module: ~1 s)."""
+    (tenant, key), _ = tenants
+    before = operator.usage(tenant)["used"]
+    answer = server.execute("test.large", {"count": LARGE_COUNT}, key=key, timeout=60)
+    assert answer.status == 200, answer.body[:300]
+    assert len(answer.body) < 4096  # the answer carries the ref, not the output
+    assert operator.usage(tenant)["used"] == before + 1  # charged as any call
+    made: dict[str, Any] = answer.json()
+    return made
+
+
+def test_an_output_too_large_to_inline_is_a_file_ref_whose_download_is_the_inline_output(
+        server: Server, tenants: Any, large: dict[str, Any]) -> None:
+    (tenant, _), _ = tenants
+    ref = large["output"]
+    assert set(ref) == {"fileRef", "downloadUrl", "method", "expiresAt", "bytes"}
+    assert re.fullmatch(r"file_[0-9a-f]{32}", ref["fileRef"]) and ref["method"] == "GET"
+    assert f"/tenants/{tenant}/{ref['fileRef']}?" in ref["downloadUrl"]  # the tenant's prefix
+    status, body = curl_get(ref["downloadUrl"])
+    assert status == 200
+    # Byte for byte what "output" would have held: the skill's answer in the answers' JSON.
+    inline = dumps(test_large.run({"count": LARGE_COUNT})).encode()
+    assert len(inline) > 6 * 1024 * 1024
+    assert (len(body), body) == (ref["bytes"], inline)
+    with urllib.request.urlopen(ref["downloadUrl"], timeout=30) as again:  # and with urllib
+        assert again.read() == body
+    small = server.execute("test.large", {"count": 3}, key=tenants[0][1])
+    assert small.json()["output"] == {"count": 3, "numbers": [0, 1, 2]}  # inline as ever
+
+
+def test_another_tenant_cannot_fetch_an_output(server: Server, tenants: Any,
+                                               large: dict[str, Any]) -> None:
+    (tenant_a, _), (tenant_b, key_b) = tenants
+    ref = large["output"]
+    # Its URL moved to B's own prefix (or any other key) no longer matches its signature ...
+    theirs = ref["downloadUrl"].replace(f"/tenants/{tenant_a}/", f"/tenants/{tenant_b}/")
+    assert s3_refusal(theirs) == (403, "SignatureDoesNotMatch")
+    # ... the object unsigned is refused, and B's key names nothing by its ref.
+    assert s3_refusal(ref["downloadUrl"].split("?")[0]) == (403, "AccessDenied")
+    refused(server.execute("agent.loop_detect", {"fileRef": ref["fileRef"]}, key=key_b),
+            "LOOP_EVENTS_INVALID")
+
+
+def s3_refusal(url: str, method: str = "GET", data: bytes | None = None) -> tuple[int, str]:
+    """S3's status and error code for a request it refuses."""
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, data=data, method=method), timeout=30)
+    except urllib.error.HTTPError as error:
+        found = re.search(rb"<Code>(\w+)</Code>", error.read())
+        return error.code, found.group(1).decode() if found else ""
+    raise AssertionError("the store took it")
+
+
+def altered(url: str, **changes: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(query=urlencode({**dict(parse_qsl(parts.query)),
+                                                      **changes})))
+
+
+def test_the_store_refuses_an_altered_upload_url_or_one_for_another_key(
+        server: Server, tenants: Any) -> None:
+    (tenant_a, key_a), (tenant_b, _) = tenants
+    made = new_file(server, key_a)
+    url, data = made["uploadUrl"], json.dumps(EVENTS).encode()
+    signature = dict(parse_qsl(urlsplit(url).query))["X-Amz-Signature"]
+    flipped = ("0" if signature[0] != "0" else "1") + signature[1:]
+    for bad in (altered(url, **{"X-Amz-Signature": flipped}),
+                altered(url, **{"X-Amz-Expires": "604800"}),  # a longer life than signed
+                url.replace(made["fileRef"], "file_" + "0" * 32),  # another key ...
+                url.replace(f"/tenants/{tenant_a}/", f"/tenants/{tenant_b}/")):  # ... tenant
+        assert s3_refusal(bad, "PUT", data) == (403, "SignatureDoesNotMatch")
+    assert curl_put(url, data) == 200  # the URL as made still works

@@ -1,5 +1,6 @@
-"""The file inputs' bucket: each tenant's objects under its own prefix, uploaded with a short-lived
-pre-signed URL and read once by the router (docs/files.md).
+"""The files' bucket: each tenant's objects under its own prefix: inputs uploaded with a short-lived
+pre-signed URL and read once by the router, outputs too large to inline written by the router
+and fetched with a pre-signed download URL (docs/files.md).
 
 The key is ``tenants/<tenant id>/<file id>``, built from the caller's own tenant: another
 tenant's file id names nothing here, exactly as a missing one does. A store that cannot be
@@ -9,6 +10,7 @@ reached is PLAN_ELIGIBILITY_UNAVAILABLE, as for DynamoDB (nothing is charged).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -42,6 +44,7 @@ def files_unavailable() -> LoopsenseError:
 class Stored:
     size: int
     body: bytes | None  # None: larger than the limit asked for, not read
+    written: datetime  # when it was uploaded (S3's LastModified)
 
 
 class Files:
@@ -60,15 +63,29 @@ class Files:
             ExpiresIn=expires_s, HttpMethod="PUT")
         return url
 
+    def download_url(self, tenant_id: str, file_id: str, expires_s: int) -> str:
+        """A pre-signed GET of the file: only that key, only until ``expires_s`` from now."""
+        url: str = self.client.generate_presigned_url(
+            "get_object", Params={"Bucket": self.bucket, "Key": self.key(tenant_id, file_id)},
+            ExpiresIn=expires_s, HttpMethod="GET")
+        return url
+
+    def write(self, tenant_id: str, file_id: str, body: bytes, content_type: str) -> None:
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=self.key(tenant_id, file_id),
+                                   Body=body, ContentType=content_type)
+        except (ClientError, BotoCoreError):
+            raise files_unavailable() from None
+
     def read(self, tenant_id: str, file_id: str, limit: int) -> Stored | None:
         """The object (None: there is none), its body only when it is at most ``limit`` bytes."""
         try:
             answer = self.client.get_object(Bucket=self.bucket, Key=self.key(tenant_id, file_id))
-            size = int(answer["ContentLength"])
+            size, written = int(answer["ContentLength"]), answer["LastModified"]
             if size > limit:
                 answer["Body"].close()
-                return Stored(size, None)
-            return Stored(size, answer["Body"].read(limit + 1))
+                return Stored(size, None, written)
+            return Stored(size, answer["Body"].read(limit + 1), written)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code", "") in MISSING:
                 return None

@@ -16,13 +16,14 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from loopsense.platform.access.catalog import CATALOG
 from loopsense.platform.access.retry import ATTEMPTS
+from loopsense.platform.execute.files import FILE_LIFE_S
 from loopsense.platform.execute.invoke import InProcessInvoker, LambdaInvoker, function_env_name
 from loopsense.platform.execute.pipeline import Execute
 from loopsense.platform.execute.skill_handler import skill_lambda_handler
@@ -37,7 +38,7 @@ from loopsense_local.dynamodb.client import InProcessClient
 from loopsense_local.dynamodb.engine import Engine
 from loopsense_local.s3 import BUCKET, EmbeddedS3
 from loopsense_local.tables import create_tables
-from loopsense_local.test_skills import CRASH, SLEEP
+from loopsense_local.test_skills import CRASH, LARGE, SLEEP
 from tests.faults import (
     CONFLICT,
     FUNCTION_ERROR,
@@ -101,7 +102,7 @@ class Stack:
 def built() -> Iterator[Stack]:
     """One stack for the module (tables, handlers and clients cost ~0.3 s to build)."""
     with pytest.MonkeyPatch.context() as patch:
-        for skill in (SLEEP, CRASH):  # the local server's --test-skills, for this module only
+        for skill in (SLEEP, CRASH, LARGE):  # the local server's --test-skills, for this module
             patch.setitem(CATALOG, skill.key, skill)
         functions = {}
         for skill in CATALOG.values():
@@ -333,6 +334,41 @@ def test_the_file_store_unreachable_is_503_charges_nothing_and_keeps_the_file(
     stack.execute.files = working
     status, body, _ = stack.call(by_ref, "file-down")  # the file was kept for the retry
     assert status == 200, body
+    assert stack.used() == (1, 1)
+
+
+def test_a_file_past_its_life_is_refused_as_expired_though_the_store_still_holds_it(
+        stack: Stack) -> None:
+    """S3 removes an object some time after its lifecycle day; the router refuses it from the
+    end of that day on (its clock moved on, the store's is today's)."""
+    ref = upload(stack, LOOP["input"]["events"])
+    by_ref = {"skillKey": "agent.loop_detect", "input": {"fileRef": ref}}
+    later = datetime.now(UTC) + timedelta(seconds=FILE_LIFE_S + 60)
+    stack.execute.clock = lambda: later
+    try:
+        status, body, _ = stack.call(by_ref)
+    finally:
+        stack.execute.clock = lambda: datetime.now(UTC)
+    assert status == 400, body
+    assert (body["error"]["code"], body["error"]["details"][0]["path"]) == (
+        "LOOP_EVENTS_INVALID", "input.fileRef")
+    assert "expired" in body["error"]["details"][0]["issue"]
+    assert stack.used() == (0, 0)
+    assert stack.call(by_ref)[0] == 200  # within its day it was good
+
+
+def test_the_file_store_unreachable_for_a_large_output_is_503_and_charges_nothing(
+        stack: Stack) -> None:
+    stack.execute.invoker = InProcessInvoker()  # test.large's 7 MB answer, past Lambda's 6 MB
+    large = {"skillKey": "test.large", "input": {"count": 900_000}}
+    working = stack.execute.files
+    stack.execute.files = Files(make_s3_client(replace(
+        stack.config, s3_endpoint="http://127.0.0.1:9", store_timeout_s=0.2)), BUCKET)
+    assert_refused(stack.call(large, "output-down"), 503, "PLAN_ELIGIBILITY_UNAVAILABLE", True)
+    assert stack.used() == (0, 0)
+    stack.execute.files = working
+    status, body, _ = stack.call(large, "output-down")
+    assert status == 200 and set(body["output"]) >= {"fileRef", "downloadUrl"}, body
     assert stack.used() == (1, 1)
 
 

@@ -32,7 +32,7 @@ from loopsense.platform.access.idempotency import (
 )
 from loopsense.platform.access.plans import resolve_plan
 from loopsense.platform.access.retry import until_settled
-from loopsense.platform.execute.files import new_upload, read_input, wants_file
+from loopsense.platform.execute.files import deliver, new_upload, read_input, wants_file
 from loopsense.platform.execute.invoke import Invoker
 from loopsense.platform.http.answer import Route, respond
 from loopsense.platform.http.auth import Identity
@@ -103,12 +103,15 @@ class Execute:
         quota_error = self.gate.quota(caller, now, skill.cost, used)
         raw_input, file = envelope.input, None
         if wants_file(raw_input):  # the file's events in place of the ref (execute/files.py)
-            file = read_input(self.files, skill, identity.tenant_id, raw_input)
+            file = read_input(self.files, skill, identity.tenant_id, raw_input, now)
             raw_input = file.input
             request.log["file_bytes"] = file.size
         result = self.invoker.invoke(skill, raw_input, request.request_id, caller.thresholds)
         if "error" in result:
             raise _skill_error(result["error"])
+        output = result["output"]
+        if self.files is not None:  # too large to inline: a fileRef to download (execute/files.py)
+            output = deliver(self.files, identity.tenant_id, output, now)
         record = UsageRecord(
             execution_id=str(uuid.uuid4()), skill_key=skill.key, skill_version=skill.version,
             credits=skill.cost, at=stamp(now),
@@ -124,7 +127,7 @@ class Execute:
             self.files.discard(identity.tenant_id, file.file_id)  # used: not kept
         return json_response(200, {
             "executionId": execution_id, "skillKey": skill.key, "skillVersion": skill.version,
-            "output": result["output"], "billing": {"credits": skill.cost},
+            "output": output, "billing": {"credits": skill.cost},
         }, {"X-Request-Id": request.request_id})
 
     def new_file(self, identity: Identity, request: Request) -> dict[str, Any]:
