@@ -319,3 +319,49 @@ def test_nothing_listening_is_a_retried_connection_error() -> None:
         Client(DEV_KEY, f"http://127.0.0.1:{port}", max_attempts=3,
                backoff_base=0.01).loop_detect(LOOP)
     assert caught.value.code == "CONNECTION_ERROR" and caught.value.attempts == 3
+
+
+# ---- files (docs/files.md): an input uploaded, an output too large to inline -------------------
+def test_upload_then_execute_by_ref_is_the_inline_answer(server: Server) -> None:
+    sdk = client(server)
+    ref = sdk.upload(LOOP)  # a list: its events as one JSON array
+    assert ref.startswith("file_")
+    by_ref = sdk.execute("agent.loop_detect", {"fileRef": ref, "repeatThreshold": 2})
+    inline = sdk.execute("agent.loop_detect", {"events": LOOP, "repeatThreshold": 2})
+    assert by_ref["output"] == inline["output"] and by_ref["output"]["repeatThreshold"] == 2
+    lines = "\n".join(json.dumps(event) for event in LOOP)  # JSON Lines, as text
+    again = sdk.execute("agent.loop_detect", {"fileRef": sdk.upload(lines)})
+    assert again["output"]["eventIndices"] == [0, 1, 2, 3, 4, 5]
+    with pytest.raises(ValidationError) as used:  # deleted with its successful call
+        sdk.execute("agent.loop_detect", {"fileRef": ref})
+    assert used.value.code == "LOOP_EVENTS_INVALID"
+
+
+LARGE = {"count": 900_000}  # test.large: about 6.9 MB of output, over the inline size
+
+
+def test_an_output_too_large_to_inline_is_fetched_for_you_or_handed_over(server: Server) -> None:
+    sdk = client(server, timeout=60)
+    fetched = sdk.execute_any("test.large", LARGE)
+    assert fetched["output"] == {"count": 900_000, "numbers": list(range(900_000))}
+    kept = sdk.execute_any("test.large", LARGE, fetch_output=False)["output"]
+    assert set(kept) == {"fileRef", "downloadUrl", "method", "expiresAt", "bytes"}
+    with urllib.request.urlopen(kept["downloadUrl"], timeout=30) as answer:
+        assert json.loads(answer.read()) == fetched["output"]
+
+
+def test_the_api_key_never_goes_to_a_pre_signed_url(server: Server) -> None:
+    """The URL's signature is its credential: the SDK sends the file's requests without the
+    key (the store would refuse two credentials, and the key is not the store's business)."""
+    sent: list[tuple[str, dict[str, str]]] = []
+    real = client(server).transport
+
+    def recording(request: Any) -> Any:
+        sent.append((request.url, request.headers))
+        return real(request)
+
+    sdk = client(server, transport=recording)
+    sdk.execute("agent.loop_detect", {"fileRef": sdk.upload(LOOP)})
+    outside = [headers for url, headers in sent if not url.startswith(server.url)]
+    assert len(outside) == 1 and "Authorization" not in outside[0]
+    assert all("Authorization" in headers for url, headers in sent if url.startswith(server.url))

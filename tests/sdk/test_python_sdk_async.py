@@ -14,6 +14,7 @@ import pytest
 from loopsense_sdk import AsyncClient, HttpRequest, HttpResponse
 from loopsense_sdk.plan import Namespace
 
+import tests.sdk.test_python_sdk as http_suite
 import tests.sdk.test_python_sdk_runs as runs_suite
 import tests.sdk.test_python_sdk_unit as unit_suite
 from tests.sdk.test_python_sdk_runs import *  # noqa: F403 - collected again here
@@ -39,6 +40,10 @@ BEHAVIOUR = (
     "test_configuration_from_arguments_then_the_environment",
 )
 globals().update({name: getattr(unit_suite, name) for name in BEHAVIOUR})
+# ... and the files' (an upload, an output fetched from its pre-signed URL), over real HTTP
+FILES = ("test_upload_then_execute_by_ref_is_the_inline_answer",
+         "test_an_output_too_large_to_inline_is_fetched_for_you_or_handed_over")
+globals().update({name: getattr(http_suite, name) for name in FILES})
 
 
 class Facade:
@@ -86,4 +91,5 @@ def async_client(*args: Any, transport: Any = None, sleep: Any = None, **options
 def _async_client_everywhere(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(unit_suite, "Client", async_client)
     monkeypatch.setattr(runs_suite, "Client", async_client)
+    monkeypatch.setattr(http_suite, "Client", async_client)
     yield

@@ -51,6 +51,15 @@ batch: StepsResult = client.runs.steps("run-1", [{"kind": "tool_call", "action":
 nudge: str | None = batch.recommendation.nudge
 client.runs.config("run-1", repeat_warn=5, disabled_rules=["novelty"])
 """,
+    "file_input": """
+from typing import Any
+ref: str = client.upload([{"action": "a"}, {"action": "b"}])
+found: bool = client.execute("agent.loop_detect",
+                             {"fileRef": ref, "window": 5})["output"]["loopDetected"]
+steps: RunMonitorFileInput = {"fileRef": client.upload("{}\\n"), "config": {"repeat_warn": 5}}
+looping: bool = client.execute("agent.run_monitor", steps)["output"]["is_looping"]
+kept: ExecuteResponse[Any] = client.execute_any("test.large", {"count": 9}, fetch_output=False)
+""",
     "any_skill": """
 from typing import Any
 other: ExecuteResponse[Any] = client.execute_any("test.sleep", {"ms": 1})
@@ -86,6 +95,9 @@ BAD = {
     "unknown_run_rule": 'client.run_monitor([], config={"disabled_rules": ["loops"]})\n',
     "misspelt_run_setting": 'client.runs.config("run-1", repeat_warning=5)\n',
     "misspelt_signal_attribute": 'client.runs.signal("run-1", agent_id="a").is_lopping\n',
+    "file_ref_not_text": 'client.execute("agent.loop_detect", {"fileRef": 7})\n',
+    "file_input_misspelt_param": (
+        'client.execute("agent.loop_detect", {"fileRef": "file_x", "windw": 5})\n'),
     "output_is_not_any": (
         'answer = client.execute("agent.semantic_loop", {"events": [{"type": "checkpoint"}]})\n'
         'count: str = answer["output"]["checkpoints"]\n'

@@ -10,7 +10,9 @@ import { Runs } from "./runs.js";
 import { Settings } from "./settings.js";
 import { Executions, Telemetry } from "./telemetry.js";
 import type { TelemetryOptions } from "./telemetry.js";
-import type { ExecuteResponse, FileUpload, Playbook, SkillKey, SkillMap, Usage } from "./types.js";
+import type {
+  ExecuteResponse, FileInput, FileOutput, FileUpload, Playbook, SkillKey, SkillMap, Usage,
+} from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
 export const SDK_VERSION = "0.1.0";
@@ -49,6 +51,9 @@ export interface ExecuteOptions {
   idempotencyKey?: string;
   /** Cancels the call (no further attempts); the abort reason is thrown. */
   signal?: AbortSignal;
+  /** An output too large to inline (a FileOutput) is downloaded from its pre-signed URL and put
+   * in its place. Default true; false: the FileOutput as the server answered it. */
+  fetchOutput?: boolean;
 }
 
 /** One call of `Client.request`. */
@@ -146,7 +151,7 @@ export class Client {
    */
   async execute<K extends SkillKey>(
     skillKey: K,
-    input: SkillMap[K]["input"],
+    input: SkillMap[K]["input"] | FileInput<SkillMap[K]["input"]>,
     options: ExecuteOptions = {},
   ): Promise<ExecuteResponse<K>> {
     return (await this.#execute(skillKey, input, options)) as ExecuteResponse<K>;
@@ -160,9 +165,28 @@ export class Client {
   async #execute(skillKey: string, input: unknown, options: ExecuteOptions): Promise<unknown> {
     const envelope: Record<string, unknown> = { skillKey, input };
     if (options.version !== undefined) envelope.version = options.version;
-    return this.request(EXECUTE, {
+    const answer = (await this.request(EXECUTE, {
       body: envelope, idempotencyKey: options.idempotencyKey ?? randomUUID(), signal: options.signal,
-    });
+    })) as { output?: unknown };
+    if (options.fetchOutput !== false && isFileOutput(answer.output)) {
+      // too large to inline: the output's JSON at its pre-signed URL (docs/files.md)
+      answer.output = parseAnswer(await this.#send("GET", answer.output.downloadUrl, undefined,
+        this.#outsideHeaders(), options.signal));
+    }
+    return answer;
+  }
+
+  /**
+   * Uploads an input's events for `execute(skill, { fileRef, ...params })` in place of inline ones:
+   * POST /v1/files, then a PUT of `data` to its pre-signed URL (an array: its events as one JSON
+   * array; text or bytes as they are, a JSON array or JSON Lines; at most 2 MiB). Returns the
+   * fileRef, good for one successful execute within a day.
+   */
+  async upload(data: readonly unknown[] | string | Uint8Array, signal?: AbortSignal): Promise<string> {
+    const made = await this.newFile(signal);
+    const body = typeof data === "string" || data instanceof Uint8Array ? data : JSON.stringify(data);
+    await this.#send(made.method, made.uploadUrl, body, this.#outsideHeaders(), signal);
+    return made.fileRef;
   }
 
   /** GET /v1/playbooks/{name}: what to do about a finding (its `playbook`). */
@@ -239,6 +263,11 @@ export class Client {
     }, retryAfterSeconds);
   }
 
+  /** A pre-signed URL's headers: its signature is its credential, so no API key goes with it. */
+  #outsideHeaders(): Record<string, string> {
+    return { "User-Agent": `loopsense-sdk-typescript/${SDK_VERSION}` };
+  }
+
   #requestHeaders(idempotencyKey?: string): Record<string, string> {
     const headers: Record<string, string> = {
       ...this.#headers,
@@ -251,8 +280,9 @@ export class Client {
     return headers;
   }
 
+  /** `path`: the API's (from "/"), or a whole pre-signed URL. */
   async #send(
-    method: string, path: string, body: string | undefined, headers: Record<string, string>, signal?: AbortSignal,
+    method: string, path: string, body: string | Uint8Array | undefined, headers: Record<string, string>, signal?: AbortSignal,
     limits: { deadlineMs: number; maxAttempts: number } = { deadlineMs: this.deadlineMs, maxAttempts: this.maxAttempts },
   ): Promise<Answer> {
     const started = this.#now();
@@ -277,7 +307,7 @@ export class Client {
   }
 
   async #attempt(
-    method: string, path: string, body: string | undefined, headers: Record<string, string>, deadline: number, signal?: AbortSignal,
+    method: string, path: string, body: string | Uint8Array | undefined, headers: Record<string, string>, deadline: number, signal?: AbortSignal,
   ): Promise<Answer> {
     const remaining = deadline - this.#now();
     const budget = Math.min(this.timeoutMs, remaining);
@@ -292,7 +322,7 @@ export class Client {
     signal?.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(() => controller.abort(TIMED_OUT), budget);
     try {
-      const response = await this.#fetch(this.baseUrl + path, {
+      const response = await this.#fetch(path.startsWith("/") ? this.baseUrl + path : path, {
         method, headers, body, signal: controller.signal,
       });
       const text = await response.text();
@@ -324,6 +354,10 @@ export class Client {
 }
 
 interface Answer { status: number; text: string }
+
+function isFileOutput(output: unknown): output is FileOutput {
+  return typeof output === "object" && output !== null && "fileRef" in output && "downloadUrl" in output;
+}
 
 /** A 2xx answer's JSON; a body that is not JSON is a LoopsenseError (INVALID_RESPONSE). */
 function parseAnswer({ status, text }: Answer): unknown {

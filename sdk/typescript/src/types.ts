@@ -280,6 +280,10 @@ export interface SkillMap {
 
 export type SkillKey = keyof SkillMap;
 
+/** A skill's input by file (Client.upload): its events (agent.run_monitor: its steps) in the file
+ * the ref names, its other parameters beside it (docs/files.md). */
+export type FileInput<I> = Omit<I, "events" | "steps"> & { fileRef: string };
+
 /** A v1 skill's input type; `unknown` for other skill keys (Client.executeAny). */
 export type SkillInput<K extends string> = K extends SkillKey ? SkillMap[K]["input"] : unknown;
 /** A v1 skill's output type; `unknown` for other skill keys (Client.executeAny). */
@@ -547,6 +551,17 @@ export interface RunDetail extends RunSummary {
 }
 
 /** GET /v1/usage: this period's credits against the plan's, the last 30 days' charged calls. */
+/** An execute `output` too large to inline (over the 6 MB a response may carry): GET
+ * `downloadUrl` before `expiresAt` for the output's JSON, `bytes` long. `execute` fetches it for
+ * you; `executeAny(key, input, { fetchOutput: false })` hands it over as it is. */
+export interface FileOutput {
+  fileRef: string;
+  downloadUrl: string;
+  method: "GET";
+  expiresAt: string;
+  bytes: number;
+}
+
 /** POST /v1/files: a fileRef and where to PUT its bytes (a JSON array or JSON Lines, at most
  * `maxBytes`) before `expiresAt`; then `execute(skill, { fileRef })`. */
 export interface FileUpload {

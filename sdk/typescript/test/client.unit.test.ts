@@ -279,6 +279,11 @@ describe("types", () => {
     await h.client.execute("agent.loop_detect", { events: [{ target: "x" }] });
     // @ts-expect-error: unknown similarity
     await h.client.execute("agent.loop_detect", { events: [], similarity: "FUZZY" });
+    await h.client.execute("agent.loop_detect", { fileRef: "file_x", window: 5 }); // by file
+    // @ts-expect-error: a fileRef is text
+    await h.client.execute("agent.loop_detect", { fileRef: 7 });
+    // @ts-expect-error: beside a fileRef, the skill's own parameters only
+    await h.client.execute("agent.loop_detect", { fileRef: "file_x", windw: 5 });
     // @ts-expect-error: agent.loops thresholds have their own names
     await h.client.execute("agent.loops", { events: [], thresholds: { revisit_threshold: 3 } });
     const run = await h.client.execute("agent.run_monitor", {

@@ -23,7 +23,7 @@ import {
   UnavailableError, ValidationError, semanticSignature, RequestTimeoutError, SkillNotAccessibleError,
   SkillNotAvailableForPlanError, IdempotencyKeyReusedError,
 } from "@loopsense/sdk";
-import type { ClientOptions, LoopsOutput, SemanticLoopOutput } from "@loopsense/sdk";
+import type { ClientOptions, FileOutput, LoopsOutput, SemanticLoopOutput } from "@loopsense/sdk";
 
 const env = process.env;
 const skip = env.LOOPSENSE_TEST_SCOPED_KEY ? false : "no server (run tests/sdk/test_typescript_sdk.py)";
@@ -159,6 +159,43 @@ describe("a successful call of each skill", { skip }, () => {
     assert.deepEqual(typed.findings.map((f) => f.sub), ["identical_call"]);
     assert.equal(typed.stats.llmCalls, 3);
     assert.equal(typed.thresholds.identical_call_min_repeats, 3);
+  });
+});
+
+describe("files (docs/files.md)", { skip }, () => {
+  test("upload, then execute by ref: the inline answer; the ref is used once", async () => {
+    const ref = await client().upload(LOOP.events);
+    assert.match(ref, /^file_[0-9a-f]{32}$/);
+    const byRef = await client().execute("agent.loop_detect", { fileRef: ref, repeatThreshold: 2 });
+    const inline = await client().execute("agent.loop_detect", { ...LOOP, repeatThreshold: 2 });
+    assert.deepEqual(byRef.output, inline.output);
+    const lines = LOOP.events.map((event) => JSON.stringify(event)).join("\n");
+    const again = await client().execute("agent.loop_detect", { fileRef: await client().upload(lines) });
+    assert.deepEqual(again.output.eventIndices, [0, 1, 2, 3, 4, 5]);
+    await rejectsWith(client().execute("agent.loop_detect", { fileRef: ref }), ValidationError,
+      "LOOP_EVENTS_INVALID", 400);
+  });
+
+  test("an output too large to inline is fetched for you, or handed over; never with the key", async () => {
+    const sent: { url: string; auth: boolean }[] = [];
+    const recording: typeof fetch = async (url, init) => {
+      sent.push({ url: String(url), auth: "Authorization" in ((init?.headers ?? {}) as Record<string, string>) });
+      return fetch(url, init);
+    };
+    const large = client({ fetch: recording, timeoutMs: 60_000, deadlineMs: 120_000 });
+    const fetched = await large.executeAny("test.large", { count: 900_000 });
+    const output = fetched.output as { count: number; numbers: number[] };
+    assert.equal(output.count, 900_000);
+    assert.equal(output.numbers.length, 900_000);
+    assert.equal(output.numbers[899_999], 899_999);
+    const kept = (await large.executeAny("test.large", { count: 900_000 }, { fetchOutput: false }))
+      .output as FileOutput;
+    assert.deepEqual(Object.keys(kept).sort(), ["bytes", "downloadUrl", "expiresAt", "fileRef", "method"]);
+    const download = await fetch(kept.downloadUrl);
+    assert.deepEqual(JSON.parse(await download.text()), output);
+    const outside = sent.filter((s) => !s.url.startsWith(URL_));
+    assert.equal(outside.length, 1);
+    assert.ok(outside.every((s) => !s.auth) && sent.filter((s) => s.url.startsWith(URL_)).every((s) => s.auth));
   });
 });
 

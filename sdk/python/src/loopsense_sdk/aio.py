@@ -37,6 +37,7 @@ from loopsense_sdk.client import (
     _playbook,
     _run_monitor,
     _semantic_loop,
+    _upload,
     _usage,
 )
 from loopsense_sdk.errors import LoopsenseError
@@ -48,12 +49,16 @@ from loopsense_sdk.telemetry import AsyncExecutions
 from loopsense_sdk.transport import HttpRequest, HttpResponse, KeepAliveTransport
 from loopsense_sdk.types import (
     ExecuteResponse,
+    LoopDetectFileInput,
     LoopDetectInput,
     LoopDetectOutput,
+    LoopsFileInput,
     LoopsInput,
     LoopsOutput,
+    RunMonitorFileInput,
     RunMonitorInput,
     RunMonitorOutput,
+    SemanticLoopFileInput,
     SemanticLoopInput,
     SemanticLoopOutput,
     SkillKey,
@@ -121,23 +126,26 @@ class AsyncClient(BaseClient):
 
     # ---- execute ------------------------------------------------------------------------------
     @overload
-    async def execute(self, skill_key: Literal["agent.loop_detect"], input: LoopDetectInput, *,
+    async def execute(self, skill_key: Literal["agent.loop_detect"],
+                      input: LoopDetectInput | LoopDetectFileInput, *,
                       version: str | None = None, idempotency_key: str | None = None,
                       ) -> ExecuteResponse[LoopDetectOutput]: ...
 
     @overload
     async def execute(self, skill_key: Literal["agent.semantic_loop"],
-                      input: SemanticLoopInput, *, version: str | None = None,
-                      idempotency_key: str | None = None,
+                      input: SemanticLoopInput | SemanticLoopFileInput, *,
+                      version: str | None = None, idempotency_key: str | None = None,
                       ) -> ExecuteResponse[SemanticLoopOutput]: ...
 
     @overload
-    async def execute(self, skill_key: Literal["agent.loops"], input: LoopsInput, *,
+    async def execute(self, skill_key: Literal["agent.loops"],
+                      input: LoopsInput | LoopsFileInput, *,
                       version: str | None = None, idempotency_key: str | None = None,
                       ) -> ExecuteResponse[LoopsOutput]: ...
 
     @overload
-    async def execute(self, skill_key: Literal["agent.run_monitor"], input: RunMonitorInput, *,
+    async def execute(self, skill_key: Literal["agent.run_monitor"],
+                      input: RunMonitorInput | RunMonitorFileInput, *,
                       version: str | None = None, idempotency_key: str | None = None,
                       ) -> ExecuteResponse[RunMonitorOutput]: ...
 
@@ -152,6 +160,7 @@ class AsyncClient(BaseClient):
     playbook = asynchronous(_playbook)
     usage = asynchronous(_usage)
     new_file = asynchronous(_new_file)
+    upload = asynchronous(_upload)
     export_traces = asynchronous(_export_traces)
     export_logs = asynchronous(_export_logs)
     loop_detect = asynchronous(_loop_detect)

@@ -49,15 +49,19 @@ from loopsense_sdk.transport import (
 from loopsense_sdk.types import (
     ExecuteResponse,
     FileUpload,
+    LoopDetectFileInput,
     LoopDetectInput,
     LoopDetectOutput,
+    LoopsFileInput,
     LoopsInput,
     LoopsOutput,
     LoopsThresholds,
     Playbook,
     RunMonitorConfig,
+    RunMonitorFileInput,
     RunMonitorInput,
     RunMonitorOutput,
+    SemanticLoopFileInput,
     SemanticLoopInput,
     SemanticLoopOutput,
     SemanticLoopThresholds,
@@ -93,19 +97,31 @@ def checkpoint(name: str | None = None, /, **state: Any) -> TelemetryEvent:
 
 # ---- the plans of execute and its helpers (loopsense_sdk.plan): once for both clients ------
 def _execute(skill_key: str, input: Any, version: str | None = None,  # noqa: A002
-             idempotency_key: str | None = None) -> Plan[ExecuteResponse[Any]]:
+             idempotency_key: str | None = None, fetch_output: bool = True,
+             ) -> Plan[ExecuteResponse[Any]]:
     envelope: dict[str, Any] = {"skillKey": skill_key, "input": input}
     if version is not None:
         envelope["version"] = version
-    return cast(ExecuteResponse[Any],
-                (yield call(R.EXECUTE, envelope, headers=keyed(idempotency_key))))
+    answer = cast(ExecuteResponse[Any],
+                  (yield call(R.EXECUTE, envelope, headers=keyed(idempotency_key))))
+    output = answer.get("output")
+    if fetch_output and _is_file_output(output):  # too large to inline: fetched (docs/files.md)
+        answer["output"] = yield Call("GET", output["downloadUrl"], external=True)
+    return answer
+
+
+def _is_file_output(output: Any) -> bool:
+    """An ``output`` too large to inline: a fileRef and its pre-signed ``downloadUrl``."""
+    return isinstance(output, dict) and "fileRef" in output and "downloadUrl" in output
 
 
 def _execute_any(skill_key: str, input: Mapping[str, Any], *,  # noqa: A002
                  version: str | None = None, idempotency_key: str | None = None,
-                 ) -> Plan[ExecuteResponse[Any]]:
-    """``execute`` for any skill key, untyped: a skill newer than this SDK, or your own."""
-    return (yield from _execute(skill_key, input, version, idempotency_key))
+                 fetch_output: bool = True) -> Plan[ExecuteResponse[Any]]:
+    """``execute`` for any skill key, untyped: a skill newer than this SDK, or your own.
+    ``fetch_output=False``: an output too large to inline stays the ``FileOutput`` the server
+    answered (``fileRef``, ``downloadUrl`` until ``expiresAt``, ``bytes``), not downloaded."""
+    return (yield from _execute(skill_key, input, version, idempotency_key, fetch_output))
 
 
 def _playbook(name: str) -> Plan[Playbook]:
@@ -119,6 +135,18 @@ def _new_file() -> Plan[FileUpload]:
     events there (a JSON array or JSON Lines, at most 2 MiB) with any HTTP client, then
     ``execute(skill, {"fileRef": ref})`` in place of inline events (docs/files.md)."""
     return cast(FileUpload, (yield call(R.FILES, {})))
+
+
+def _upload(data: bytes | str | Sequence[Any]) -> Plan[str]:
+    """An input's events uploaded for ``execute(skill, {"fileRef": ref, ...})`` in place of
+    inline ones: ``POST /v1/files``, then a PUT of ``data`` to its pre-signed URL (bytes or
+    text: a JSON array or JSON Lines as they are; a list: its events as one JSON array; at most
+    2 MiB). Returns the fileRef, good for one successful execute within a day."""
+    made = cast(FileUpload, (yield call(R.FILES, {})))
+    body = (data if isinstance(data, bytes) else data.encode("utf-8") if isinstance(data, str)
+            else _json_bytes(list(data)))
+    yield Call(made["method"], made["uploadUrl"], body, external=True)
+    return made["fileRef"]
 
 
 def _usage() -> Plan[Usage]:
@@ -250,14 +278,15 @@ class BaseClient:
     def _attempts(self, request: Call) -> Attempts:
         body = request.body
         data = body if isinstance(body, bytes) else None if body is None else _json_bytes(body)
-        headers = {
+        agent = {"User-Agent": f"loopsense-sdk-python/{__version__}"}
+        headers = {**agent, **request.headers} if request.external else {
             "Authorization": f"Bearer {self.api_key}",
             "Content-Type": "application/json",
             "Accept": "application/json",
-            "User-Agent": f"loopsense-sdk-python/{__version__}",
+            **agent,
             **request.headers,
         }
-        url = self.base_url + request.path
+        url = request.path if request.external else self.base_url + request.path
         budget = self.deadline if request.deadline is None else request.deadline
         attempts = self.max_attempts if request.max_attempts is None else request.max_attempts
         start = self._clock()
@@ -269,7 +298,8 @@ class BaseClient:
                                         min(self.timeout, max(left, 0.001)))
             if isinstance(outcome, HttpResponse):
                 if 200 <= outcome.status < 300:
-                    return _parse_success(outcome)
+                    return None if request.external and not outcome.body else \
+                        _parse_success(outcome)
                 error = error_from_response(outcome.status, outcome.headers, outcome.body)
             elif isinstance(outcome, LoopsenseError):
                 error = outcome
@@ -320,22 +350,26 @@ class Client(BaseClient):
 
     # ---- execute ------------------------------------------------------------------------------
     @overload
-    def execute(self, skill_key: Literal["agent.loop_detect"], input: LoopDetectInput, *,
+    def execute(self, skill_key: Literal["agent.loop_detect"],
+                input: LoopDetectInput | LoopDetectFileInput, *,
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[LoopDetectOutput]: ...
 
     @overload
-    def execute(self, skill_key: Literal["agent.semantic_loop"], input: SemanticLoopInput, *,
+    def execute(self, skill_key: Literal["agent.semantic_loop"],
+                input: SemanticLoopInput | SemanticLoopFileInput, *,
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[SemanticLoopOutput]: ...
 
     @overload
-    def execute(self, skill_key: Literal["agent.loops"], input: LoopsInput, *,
+    def execute(self, skill_key: Literal["agent.loops"],
+                input: LoopsInput | LoopsFileInput, *,
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[LoopsOutput]: ...
 
     @overload
-    def execute(self, skill_key: Literal["agent.run_monitor"], input: RunMonitorInput, *,
+    def execute(self, skill_key: Literal["agent.run_monitor"],
+                input: RunMonitorInput | RunMonitorFileInput, *,
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[RunMonitorOutput]: ...
 
@@ -354,6 +388,7 @@ class Client(BaseClient):
     playbook = synchronous(_playbook)
     usage = synchronous(_usage)
     new_file = synchronous(_new_file)
+    upload = synchronous(_upload)
     export_traces = synchronous(_export_traces)
     export_logs = synchronous(_export_logs)
     # one helper per v1 skill

@@ -33,6 +33,9 @@ class Call:
     headers: Mapping[str, str] = field(default_factory=dict)
     deadline: float | None = None  # overrides the client's for this call
     max_attempts: int | None = None
+    # ``path`` is a whole URL outside the API (a file's pre-signed URL): its signature is its
+    # credential, so no API key goes with it; an empty 2xx answer is None
+    external: bool = False
 
 
 # yields Calls, receives each one's parsed 2xx answer, returns the method's result

@@ -34,10 +34,14 @@ __all__ = [
     "TelemetrySettings",
     "TimeBudgetConfig",
     "ExecuteResponse",
+    "FileOutput",
+    "FileUpload",
     "LoopDetectEvent",
+    "LoopDetectFileInput",
     "LoopDetectInput",
     "LoopDetectOutput",
     "LoopDetectSpan",
+    "LoopsFileInput",
     "LoopsFinding",
     "LoopsInput",
     "LoopsOutput",
@@ -45,6 +49,7 @@ __all__ = [
     "LoopsThresholds",
     "RunFinding",
     "RunMonitorConfig",
+    "RunMonitorFileInput",
     "RunMonitorInput",
     "RunMonitorOutput",
     "RunRecommendation",
@@ -54,6 +59,7 @@ __all__ = [
     "RunTimelineEntry",
     "RunTimelineFinding",
     "RunToolPolicy",
+    "SemanticLoopFileInput",
     "SemanticLoopGroup",
     "SemanticLoopInput",
     "SemanticLoopOutput",
@@ -91,11 +97,18 @@ class LoopDetectEvent(TypedDict, total=False):
     outcome: str | None
 
 
-class LoopDetectInput(TypedDict, total=False):
-    events: Required[list[LoopDetectEvent]]  # 2..5,000
+class LoopDetectParams(TypedDict, total=False):
     window: int  # 2..200, default 20
     repeatThreshold: int  # 2..20, default 3
     similarity: Literal["EXACT", "ACTION_TARGET"]  # default EXACT
+
+
+class LoopDetectInput(LoopDetectParams, total=False):
+    events: Required[list[LoopDetectEvent]]  # 2..5,000
+
+
+class LoopDetectFileInput(LoopDetectParams, total=False):
+    fileRef: Required[str]  # the events in a file: Client.upload's ref (docs/files.md)
 
 
 class LoopDetectSpan(TypedDict):
@@ -136,10 +149,17 @@ class SemanticLoopThresholds(TypedDict, total=False):
     revisit_threshold: int  # 2..1000, default 3
 
 
-class SemanticLoopInput(TypedDict, total=False):
-    events: Required[list[TelemetryEvent]]  # 1..5,000
+class SemanticLoopParams(TypedDict, total=False):
     thresholds: SemanticLoopThresholds
     ignoreKeys: list[str]  # up to 64, matched after lowercasing, at any depth
+
+
+class SemanticLoopInput(SemanticLoopParams, total=False):
+    events: Required[list[TelemetryEvent]]  # 1..5,000
+
+
+class SemanticLoopFileInput(SemanticLoopParams, total=False):
+    fileRef: Required[str]  # the events in a file: Client.upload's ref
 
 
 class SemanticLoopGroup(TypedDict):
@@ -166,12 +186,19 @@ class LoopsThresholds(TypedDict, total=False):
     time_budget_ms: int  # 1,000..the plan's cap, default 60,000
 
 
-class LoopsInput(TypedDict, total=False):
-    events: Required[list[TelemetryEvent]]  # 1..10,000
+class LoopsParams(TypedDict, total=False):
     durationMs: int
     startedAt: str  # together with endedAt
     endedAt: str
     thresholds: LoopsThresholds
+
+
+class LoopsInput(LoopsParams, total=False):
+    events: Required[list[TelemetryEvent]]  # 1..10,000
+
+
+class LoopsFileInput(LoopsParams, total=False):
+    fileRef: Required[str]  # the events in a file: Client.upload's ref
 
 
 class LoopsFinding(TypedDict):
@@ -261,9 +288,16 @@ class RunMonitorConfig(TypedDict, total=False):
     objective_embedding: list[float]  # stateless only: the runs API registers it per agent
 
 
-class RunMonitorInput(TypedDict, total=False):
-    steps: Required[list[RunStep]]  # 1..5,000, at most 2 MiB
+class RunMonitorParams(TypedDict, total=False):
     config: RunMonitorConfig | None
+
+
+class RunMonitorInput(RunMonitorParams, total=False):
+    steps: Required[list[RunStep]]  # 1..5,000, at most 2 MiB
+
+
+class RunMonitorFileInput(RunMonitorParams, total=False):
+    fileRef: Required[str]  # the steps in a file: Client.upload's ref
 
 
 class RunFinding(TypedDict):
@@ -471,6 +505,18 @@ class UsageDay(TypedDict):
 class UsageCredits(TypedDict):
     used: int
     quota: int
+
+
+class FileOutput(TypedDict):
+    """An execute ``output`` too large to inline (over the 6 MB a response may carry): GET
+    ``downloadUrl`` before ``expiresAt`` for the output's JSON, ``bytes`` long. ``execute``
+    fetches it for you; ``execute_any(..., fetch_output=False)`` hands it over as it is."""
+
+    fileRef: str
+    downloadUrl: str
+    method: Literal["GET"]
+    expiresAt: str
+    bytes: int
 
 
 class FileUpload(TypedDict):
