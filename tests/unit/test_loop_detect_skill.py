@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+from unittest.mock import patch
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loopsense import jsonio
 from loopsense.errors import LoopsenseError
-from loopsense.skills.loop_detect import run
+from loopsense.skills import loop_detect
+from loopsense.skills.limits import input_size, objects_input_size
+from loopsense.skills.loop_detect import MAX_INPUT_BYTES, run
 
 MARK = "SECRET-MARKER-7f3a"
 
@@ -173,3 +178,75 @@ def test_lone_surrogate_is_a_validation_error_not_a_crash():
 def test_nesting_past_the_serializer_depth_is_a_validation_error():
     error = error_of({"events": SEARCH_CLICK, "junk": deep_junk(3000)})
     assert (error.code, error.details[0].issue) == ("VALIDATION_ERROR", "is nested too deeply")
+
+
+# --- parse()'s plain path (no pydantic) and the schema's path give the same answer -------------
+
+_TEXTS = st.sampled_from(["a", "b", "", "é\u2028", 'q"\\', "\x00\n", "\ud800", MARK])
+_VALUES = _TEXTS | st.none() | st.integers(-1, 3) | st.booleans() | st.just(["a"])
+_EVENT_KEYS = st.sampled_from(["action", "target", "stateFingerprint", "outcome", "junk"])
+_EVENTS = st.lists(st.dictionaries(_EVENT_KEYS, _VALUES, max_size=5)
+                   | st.fixed_dictionaries({"action": _TEXTS}, optional={
+                       "target": _TEXTS, "stateFingerprint": _TEXTS, "outcome": _TEXTS})
+                   | st.just("a"), max_size=12)
+_INPUTS = st.fixed_dictionaries({"events": _EVENTS | st.just({})}, optional={
+    "window": st.sampled_from([1, 2, 3, 20, 200, 201, True, "20", 2.0]),
+    "repeatThreshold": st.sampled_from([1, 2, 3, 20, 21, False, "3"]),
+    "similarity": st.sampled_from(["EXACT", "ACTION_TARGET", "exact", 3, None]),
+    "junk": st.just(1),
+}) | st.lists(st.just(1), max_size=1)
+
+
+def outcome(raw):
+    try:
+        return run(raw)
+    except LoopsenseError as error:
+        return error.code, error.message, [d.as_dict() for d in error.details]
+
+
+@settings(max_examples=600, deadline=None)
+@given(_INPUTS)
+def test_the_plain_path_answers_and_refuses_as_the_schema_does(raw):
+    with patch.object(loop_detect, "_read_plain", return_value=None):
+        expected = outcome(raw)
+    assert outcome(raw) == expected
+
+
+def test_the_plain_path_takes_plain_events_and_leaves_the_rest_to_the_schema():
+    assert loop_detect._read_plain({"events": SEARCH_CLICK, "window": 5}) is not None
+    assert loop_detect._read_plain({"events": [ev("a"), ev("b", "t", "s", "o")]}) is not None
+    for events in ([{"action": "a", "target": None}], [{"action": "a", "x": "b"}],
+                   [{"target": "a"}], [{"action": 1}], ["a"], []):
+        assert loop_detect._read_plain({"events": events}) is None, events
+    for extra in ({"window": True}, {"window": 201}, {"repeatThreshold": "3"}, {"x": 1}):
+        assert loop_detect._read_plain({"events": SEARCH_CLICK, **extra}) is None, extra
+
+
+@pytest.mark.parametrize("spare", [-1, 0, 1])
+def test_the_size_limit_is_the_same_on_both_paths_to_the_byte(spare):
+    """One event's target sized so the input is the limit plus ``spare`` bytes as JSON."""
+    events = [ev("a", "x"), ev("b", "é", "s", 'q"')]
+    size = input_size({"events": events})
+    events[0]["target"] = "x" * (1 + MAX_INPUT_BYTES - size + spare)
+    raw = {"events": events}
+    assert input_size(raw) == MAX_INPUT_BYTES + spare
+    assert loop_detect._read_plain(raw) is not None
+    with patch.object(loop_detect, "_read_plain", return_value=None):
+        expected = outcome(raw)
+    assert outcome(raw) == expected
+    refused = isinstance(expected, tuple) and expected[0] == "LOOP_EVENT_LIMIT_EXCEEDED"
+    assert refused is (spare > 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["action", "target", "k\u00e9y", 'q"']),
+                                st.text(max_size=5), min_size=1), max_size=6),
+       st.dictionaries(st.sampled_from(["window", "similarity"]), st.integers() | st.text()))
+def test_the_size_of_flat_objects_is_input_size(objects, rest):
+    raw = {**rest, "events": objects}
+    counts: dict[str, int] = {}
+    for obj in objects:
+        for key in obj:
+            counts[key] = counts.get(key, 0) + 1
+    values = "".join(v for obj in objects for v in obj.values())
+    assert objects_input_size(raw, "events", counts, values) == input_size(raw)

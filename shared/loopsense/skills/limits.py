@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pydantic_core
@@ -21,6 +22,21 @@ def input_size(raw: Any) -> int:
     return len(pydantic_core.to_json(raw))
 
 
+def objects_input_size(raw: dict[str, Any], field: str, key_counts: Mapping[str, int],
+                       values: str) -> int:
+    """``input_size(raw)`` when ``raw[field]`` is a list of flat objects, each with at least
+    one key and only strings for values, without serializing each object (5,000 events: about
+    a third of the time): ``key_counts`` says in how many objects each key occurs, ``values`` is
+    every value concatenated (JSON escapes character by character: its escapes are theirs)."""
+    objects = len(raw[field])
+    pairs = sum(key_counts.values())
+    keys = sum(count * len(pydantic_core.to_json(key)) for key, count in key_counts.items())
+    return (input_size({**raw, field: []})  # the rest, with "[]" for the list
+            + max(objects - 1, 0) + 2 * objects  # commas between the objects, their braces
+            + (pairs - objects) + keys + pairs  # commas between pairs, '"key":'
+            + 2 * pairs + len(pydantic_core.to_json(values)) - 2)  # the quoted values
+
+
 def check_event_count(raw: Any, limit: int, code: str, field: str = "events") -> None:
     """More than ``limit`` events is the skill's own limit error, before validating them all."""
     events = raw.get(field) if isinstance(raw, dict) else None
@@ -28,11 +44,13 @@ def check_event_count(raw: Any, limit: int, code: str, field: str = "events") ->
         raise validation_error(f"input.{field}", f"must have at most {limit} {field}", code)
 
 
-def check_input_size(raw: Any, limit: int, code: str) -> None:
+def check_input_size(raw: Any, limit: int, code: str,
+                     measure: Callable[[Any], int] = input_size) -> None:
+    """``measure`` is ``input_size`` or a faster way to the same number."""
     if not isinstance(raw, dict):
         raise validation_error("input", "must be an object")
     try:
-        size = input_size(raw)
+        size = measure(raw)
     except (RecursionError, ValueError) as exc:  # PydanticSerializationError is a ValueError
         if isinstance(exc, RecursionError) or "depth exceeded" in str(exc):
             raise validation_error("input", "is nested too deeply") from None

@@ -7,14 +7,15 @@ are VALIDATION_ERROR); the run-time limits below get the skill's own codes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import chain
 from typing import Any, Literal, NotRequired
 
-from pydantic import BaseModel, Field, with_config
+from pydantic import BaseModel, Field, PrivateAttr, with_config
 from typing_extensions import TypedDict
 
 from loopsense.core.cycles import find_cycle
 from loopsense.errors import validation_error
-from loopsense.skills.limits import check_input_size
+from loopsense.skills.limits import check_input_size, objects_input_size
 from loopsense.validation import STRICT, validate
 
 MIN_EVENTS = 2
@@ -22,6 +23,8 @@ MAX_EVENTS = 5_000
 SCHEMA_MAX_EVENTS = 10_001
 MAX_INPUT_BYTES = 2 * 1024 * 1024
 SIMILARITIES = ("EXACT", "ACTION_TARGET")
+WINDOW = (2, 20, 200)  # least, default, most
+REPEATS = (2, 3, 20)
 
 INVALID = "LOOP_EVENTS_INVALID"
 LIMIT = "LOOP_EVENT_LIMIT_EXCEEDED"
@@ -39,10 +42,12 @@ class Event(TypedDict):
 class LoopDetectInput(BaseModel):
     model_config = STRICT
     events: list[Event] = Field(min_length=1, max_length=SCHEMA_MAX_EVENTS)
-    window: int = Field(20, ge=2, le=200)
-    repeatThreshold: int = Field(3, ge=2, le=20)
+    window: int = Field(WINDOW[1], ge=WINDOW[0], le=WINDOW[2])
+    repeatThreshold: int = Field(REPEATS[1], ge=REPEATS[0], le=REPEATS[2])
     # Any string passes the schema; one outside SIMILARITIES is LOOP_EVENTS_INVALID.
     similarity: str = "EXACT"
+    # The EXACT keys, when parse() read the events without pydantic (they come with the check).
+    _exact_keys: list[tuple[str | None, ...]] | None = PrivateAttr(None)
 
 
 class SpanOut(BaseModel):
@@ -64,8 +69,13 @@ class LoopDetectOutput(BaseModel):
 
 
 def parse(raw: Any) -> LoopDetectInput:
-    check_input_size(raw, MAX_INPUT_BYTES, LIMIT)
-    parsed = validate(LoopDetectInput, raw)
+    fast = _read_plain(raw)
+    if fast is None:
+        check_input_size(raw, MAX_INPUT_BYTES, LIMIT)
+        parsed = validate(LoopDetectInput, raw)
+    else:
+        parsed, measure = fast
+        check_input_size(raw, MAX_INPUT_BYTES, LIMIT, measure)
     if len(parsed.events) < MIN_EVENTS:
         raise validation_error("input.events", f"must have at least {MIN_EVENTS} events", INVALID)
     if len(parsed.events) > MAX_EVENTS:
@@ -75,9 +85,55 @@ def parse(raw: Any) -> LoopDetectInput:
     return parsed
 
 
+_FIELDS = frozenset(LoopDetectInput.model_fields)
+_OPTIONAL = ("target", "stateFingerprint", "outcome")
+_TEXT = {str, type(None)}
+
+
+def _read_plain(raw: Any) -> tuple[LoopDetectInput, Any] | None:
+    """An input already in the schema's shape read without pydantic, with a faster measure of
+    its size: the events' types checked column by column in C loops, their EXACT keys built on
+    the way. Only what the schema surely accepts passes, and no explicit null (it cannot be told
+    from a missing key by counting); anything else is None: pydantic then decides, and names
+    what is wrong (tests/unit/test_loop_detect_skill.py holds the two ways to the same answer)."""
+    if type(raw) is not dict or not raw.keys() <= _FIELDS:
+        return None
+    events, window = raw.get("events"), raw.get("window", WINDOW[1])
+    threshold, similarity = raw.get("repeatThreshold", REPEATS[1]), raw.get("similarity", "")
+    if (type(events) is not list or not 1 <= len(events) <= SCHEMA_MAX_EVENTS
+            or type(window) is not int or not WINDOW[0] <= window <= WINDOW[2]
+            or type(threshold) is not int or not REPEATS[0] <= threshold <= REPEATS[2]
+            or type(similarity) is not str or set(map(type, events)) != {dict}):
+        return None
+    try:
+        keys: list[tuple[str | None, ...]] = [
+            (e["action"], e.get("target"), e.get("stateFingerprint"), e.get("outcome"))
+            for e in events]
+    except KeyError:
+        return None
+    actions, *optional = zip(*keys, strict=True)
+    if set(map(type, actions)) != {str}:
+        return None
+    counts = {"action": len(events)}
+    for name, column in zip(_OPTIONAL, optional, strict=True):
+        if not set(map(type, column)) <= _TEXT:
+            return None
+        counts[name] = len(column) - column.count(None)
+    # Each event has its action, the optional fields it holds and any unknown ones: the total
+    # is the count of strings only if no event has an unknown field or a null.
+    if sum(map(len, events)) != sum(counts.values()):
+        return None
+    parsed = LoopDetectInput.model_construct(**raw)
+    parsed._exact_keys = keys
+    values = "".join(filter(None, chain.from_iterable(keys)))  # "" adds no character either
+    return parsed, lambda raw: objects_input_size(raw, "events", counts, values)
+
+
 def _keys(parsed: LoopDetectInput) -> list[tuple[str | None, ...]]:
     if parsed.similarity == "ACTION_TARGET":
         return [(e["action"], e.get("target")) for e in parsed.events]
+    if parsed._exact_keys is not None:
+        return parsed._exact_keys
     return [(e["action"], e.get("target"), e.get("stateFingerprint"), e.get("outcome"))
             for e in parsed.events]
 
