@@ -163,3 +163,18 @@ def test_every_route_goes_through_the_authorizer_and_nothing_else_is_exposed(dep
             assert operation.get("security") == [{expected: []}], (method, path)
     for name, resource in deployed["Resources"].items():
         assert resource["Type"] != "AWS::Lambda::Url", f"{name}: a function URL bypasses the API"
+
+
+def test_the_files_bucket_policy_only_denies_and_names_the_routers_own_role(deployed):
+    """A bucket policy could grant what no role shows: here it only denies, and the one role
+    it lets touch objects is the one the execute router runs as (docs/security.md)."""
+    resources = deployed["Resources"]
+    policies = [r["Properties"]["PolicyDocument"] for r in resources.values()
+                if r["Type"] == "AWS::S3::BucketPolicy"]
+    assert policies, "the files' bucket has its policy"
+    statements = [s for policy in policies for s in policy["Statement"]]
+    assert all(s["Effect"] == "Deny" for s in statements)
+    roles = {json.dumps(s["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]) for s in statements
+             if "ArnNotEquals" in s.get("Condition", {})}
+    router_role = resources["ExecuteFunction"]["Properties"]["Role"]  # {"Fn::GetAtt": [...]}
+    assert roles == {json.dumps(router_role)}

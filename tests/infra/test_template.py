@@ -354,3 +354,62 @@ def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(templat
     assert [k["AttributeName"] for k in index["KeySchema"]] == ["apk", "ask"]
     assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
     assert table["TimeToLiveSpecification"]["AttributeName"] == "expiresAt"
+
+
+# ---- the files' bucket (docs/files.md, docs/security.md) --------------------------------------
+BUCKET_ARN = {"Fn::GetAtt": ["FilesBucket", "Arn"]}
+OBJECTS_ARN = {"Fn::Sub": "${FilesBucket.Arn}/*"}
+
+
+def test_the_files_bucket_is_private_encrypted_and_keeps_a_file_its_day(template):
+    from loopsense.platform.execute.files import FILE_LIFE_S
+
+    bucket = template["Resources"]["FilesBucket"]["Properties"]
+    rule = bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+    assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in ("AES256", "aws:kms")
+    assert bucket["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True}
+    assert bucket["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
+    expiry = [r for r in bucket["LifecycleConfiguration"]["Rules"] if r["Status"] == "Enabled"]
+    # the router refuses a file past FILE_LIFE_S; S3 removes it after the same day
+    assert [r["ExpirationInDays"] * 86400 for r in expiry] == [FILE_LIFE_S]
+    assert "Prefix" not in expiry[0] and "Filter" not in expiry[0]  # every object
+
+
+def _bucket_denials(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    policies = [r["Properties"] for r in _resources(template, "AWS::S3::BucketPolicy").values()
+                if r["Properties"]["Bucket"] == {"Ref": "FilesBucket"}]
+    assert len(policies) == 1, "the files' bucket has one policy"
+    statements = policies[0]["PolicyDocument"]["Statement"]
+    assert all(s["Effect"] == "Deny" and s["Principal"] == "*" for s in statements), \
+        "the bucket policy only denies, to everyone: the grants are the router role's"
+    return {s["Sid"]: s for s in statements}
+
+
+def test_the_files_bucket_refuses_plain_http_and_anything_but_sigv4_to_anyone(template):
+    denials = _bucket_denials(template)
+    for sid, condition in (("DenyWithoutTls", {"Bool": {"aws:SecureTransport": "false"}}),
+                           ("DenyOtherThanSigV4", {"StringNotEquals": {
+                               "s3:signatureversion": "AWS4-HMAC-SHA256"}})):
+        assert denials[sid]["Action"] == "s3:*", sid
+        assert denials[sid]["Resource"] == [BUCKET_ARN, OBJECTS_ARN], sid  # bucket and objects
+        assert denials[sid]["Condition"] == condition, sid
+
+
+def test_only_the_router_touches_objects_and_no_signature_outlives_an_url(template):
+    from loopsense.platform.execute.files import URL_TTL_S
+
+    denials = _bucket_denials(template)
+    stale = denials["DenySignaturesOlderThanAnUrl"]
+    assert (stale["Action"], stale["Resource"]) == ("s3:*", OBJECTS_ARN)
+    assert stale["Condition"] == {"NumericGreaterThan": {"s3:signatureAge": URL_TTL_S * 1000}}
+    others = denials["OnlyTheRouterTouchesObjects"]
+    assert others["Resource"] == OBJECTS_ARN
+    assert {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"} <= set(others["Action"])
+    assert others["Condition"] == {"ArnNotEquals": {
+        "aws:PrincipalArn": {"Fn::GetAtt": ["ExecuteFunctionRole", "Arn"]}}}
+    # ... and the router is the one function whose role names the bucket
+    granted = {name for name, function in _functions(template).items()
+               if "FilesBucket" in str(function["Properties"].get("Policies", ""))}
+    assert granted == {"ExecuteFunction"}
