@@ -318,7 +318,8 @@ def test_the_runs_function_may_run_as_long_as_the_http_api_waits(template):
 
 def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(template):
     """Least privilege: the runs table for its reads and (transactional) writes, the plan rows,
-    the charge and the rate counter; nothing else, on nothing else."""
+    the charge (its shard read with the agent, a full one's move read by Query) and the rate
+    counter; nothing else, on nothing else."""
     runs = template["Resources"]["RunsFunction"]["Properties"]
     statements = [s for p in runs["Policies"] for s in p["Statement"]]
     granted = {str(s["Resource"]): sorted([s["Action"]] if isinstance(s["Action"], str)
@@ -330,7 +331,9 @@ def test_the_runs_function_uses_only_its_tables_and_the_actions_it_calls(templat
             "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]),
         str({"Fn::Sub": "${RunsTable.Arn}/index/byActivity"}): ["dynamodb:Query"],
         str({"Fn::GetAtt": ["PlansTable", "Arn"]}): ["dynamodb:GetItem"],
-        str({"Fn::GetAtt": ["UsageTable", "Arn"]}): ["dynamodb:PutItem", "dynamodb:UpdateItem"],
+        str({"Fn::GetAtt": ["UsageTable", "Arn"]}): sorted([
+            "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Query",
+            "dynamodb:UpdateItem"]),
         str({"Fn::GetAtt": ["RateLimitsTable", "Arn"]}): ["dynamodb:UpdateItem"],
     }
     paths = {(e["Properties"]["Method"], e["Properties"]["Path"])

@@ -14,7 +14,8 @@ import pytest
 from loopsense.platform.access.retry import until_settled
 from loopsense.settings import Settings
 from loopsense.store.dynamo import Dynamo, unavailable
-from loopsense.store.metering import Metering, rate_shards, share
+from loopsense.store.metering import Metering
+from loopsense.store.shards import rate_shards, share
 from loopsense_local.embedded import EmbeddedDynamoDB
 from loopsense_local.tables import create_tables
 from tests.concurrency import all_at_once

@@ -8,39 +8,39 @@ so together they never admit more than it (``share``).
 
 from __future__ import annotations
 
-import random
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from loopsense.settings import Settings
 from loopsense.store.accounts import Plan
-from loopsense.store.dynamo import ConditionFailed, Dynamo, from_item, to_item
+from loopsense.store.dynamo import (
+    ConditionFailed,
+    Conflicted,
+    Dynamo,
+    from_item,
+    to_item,
+    unavailable,
+)
+from loopsense.store.shards import (
+    CREDIT_SHARDS,
+    Credits,
+    another,
+    any_shard,
+    period_sk,
+    rate_shards,
+    rooms,
+    share,
+)
 
 RATE_COUNTER_TTL_S = 120
-# A rate shard admits about this many requests a second (so 500/s is 20 shards, 5/s one): each
-# item stays far below the ~80 transactions a second one item takes (docs/tenant-throughput.md).
-RATE_SHARD_HITS = 25
-RATE_SHARDS_MAX = 32
-
-
-def share(index: int, total: int, count: int) -> int:
-    """Shard ``index``'s part of ``total`` split over ``count`` shards: ``total // count``, one
-    more for the first ``total % count``; the parts add up to ``total`` exactly."""
-    return total // count + (1 if index < total % count else 0)
-
-
-def rate_shards(limit: int) -> int:
-    """How many counters one second of a plan's ``limit`` requests is split over."""
-    return max(1, min(RATE_SHARDS_MAX, -(-limit // RATE_SHARD_HITS)))
-
-
-def another(tried: int, count: int) -> int | None:
-    """A shard other than ``tried`` at random (None: there is only one)."""
-    if count <= 1:
-        return None
-    other = random.randrange(count - 1)  # noqa: S311 - a spread of load, not a secret
-    return other + (other >= tried)
+# Usage records and the period's credits are kept 400 days after their last write (13 months:
+# a month's charges can be audited for a year after it; docs/decisions.md), then TTL deletes them.
+USAGE_RETENTION_S = 400 * 86_400
+# A charge that finds its shard full reads the period and moves to a shard with room; each move
+# follows a charge that filled the one it tried, so this bound is met only by a store gone wrong.
+MAX_MOVES = 2 * CREDIT_SHARDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ class Metering:
         the batch's own write); a random shard unless ``shard`` is given."""
         count = rate_shards(limit)
         if shard is None:
-            shard = random.randrange(count)  # noqa: S311 - a spread of load, not a secret
+            shard = any_shard(count)
         return {
             "TableName": self.s.rate_limits_table,
             "Key": {"counterId": {"S": f"{tenant_id}#{epoch_second}#{shard}"}},
@@ -112,65 +112,161 @@ class Metering:
         other = another(int(shard), rate_shards(limit))
         return None if other is None else self.admission(tenant_id, int(epoch), limit, other)
 
+    # credits ------------------------------------------------------------------------------
     def used(self, tenant_id: str, period: str) -> int:
-        item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _period(period)})
-        return int(item["used"]) if item else 0
+        """The credits charged in ``period``: its shards summed (one Query)."""
+        return int(self._period_items(tenant_id, period, period).get(period, {}).get("used", 0))
 
-    def used_and_plan(self, tenant_id: str, period: str, plan: str) -> tuple[int, Plan | None]:
-        """``used`` and the stored row of ``plan`` (None: none stored), in one BatchGetItem."""
+    def credit_keys(self, tenant_id: str, period: str, shard: int) -> list[dict[str, Any]]:
+        """The keys a charge reads first (in its caller's BatchGetItem): the period's one item
+        of a month charged the old way, and shard ``shard``."""
+        return [to_item({"tenantId": tenant_id, "sk": period_sk(period, s)})
+                for s in (None, shard)]
+
+    @staticmethod
+    def credits_found(period: str, shard: int, items: list[dict[str, Any]]) -> Credits:
+        """Where the charge goes, from what ``credit_keys`` found: the old item if the month
+        has one, else the shard."""
+        found = {str(i["sk"]): i for i in items}
+        if period_sk(period) in found:
+            return Credits(period, None, int(found[period_sk(period)].get("used", 0)))
+        return _shard(period, shard, found.get(period_sk(period, shard)))
+
+    def plan_and_credits(self, tenant_id: str, period: str, plan: str
+                         ) -> tuple[Plan | None, Credits]:
+        """The stored row of ``plan`` (None: none stored) and a random shard of the period's
+        credits (``credits_found``), in one BatchGetItem."""
+        shard = any_shard(CREDIT_SHARDS)
         request = {
-            self.s.usage_table: {"Keys": [to_item({"tenantId": tenant_id,
-                                                   "sk": _period(period)})],
+            self.s.usage_table: {"Keys": self.credit_keys(tenant_id, period, shard),
                                  "ConsistentRead": True},
             self.s.plans_table: {"Keys": [to_item(Plan.key(plan))], "ConsistentRead": True}}
         found: dict[str, list[dict[str, Any]]] = {}
         for page in self.db.batch("batch_get_item", request, "UnprocessedKeys"):
             for table, items in page.get("Responses", {}).items():
                 found.setdefault(table, []).extend(from_item(i) for i in items)
-        usage, rows = found.get(self.s.usage_table, []), found.get(self.s.plans_table, [])
-        return (int(usage[0]["used"]) if usage else 0,
-                Plan.from_item(rows[0]) if rows else None)
+        rows = found.get(self.s.plans_table, [])
+        return (Plan.from_item(rows[0]) if rows else None,
+                self.credits_found(period, shard, found.get(self.s.usage_table, [])))
+
+    def where(self, tenant_id: str, read: Credits, quota: int, cost: int) -> Credits | None:
+        """Where a charge of ``cost`` goes under the plan's ``quota`` (which the caller read
+        fresh): the item read if it takes it, else a shard with room (``move``); None when
+        none has: QUOTA_EXCEEDED."""
+        if read.takes(quota, cost):
+            return read
+        return None if read.shard is None else self.move(tenant_id, read.period, quota, cost)
+
+    def move(self, tenant_id: str, period: str, quota: int, cost: int) -> Credits | None:
+        """A shard with room for ``cost``, at random among them, read afresh (one Query);
+        None when none has. The month's first charge writes its shards first (their rooms
+        split from ``quota``); a quota other than the one they were split from (the plan
+        changed) splits what is left of the new one over them again, so that the used and the
+        rooms still add up to the quota in force (``rooms``)."""
+        for _ in range(MAX_MOVES):
+            items = {str(i["sk"]): i for i in self.db.query(
+                self.s.usage_table, ConsistentRead=True,
+                KeyConditionExpression="tenantId = :t AND begins_with(sk, :p)",
+                ExpressionAttributeValues={":t": {"S": tenant_id},
+                                           ":p": {"S": period_sk(period)}})}
+            if period_sk(period) in items:  # charged the old way this month: its item decides
+                old = Credits(period, None, int(items[period_sk(period)].get("used", 0)))
+                return old if old.takes(quota, cost) else None
+            shards = [_shard(period, i, items.get(period_sk(period, i)))
+                      for i in range(CREDIT_SHARDS)]
+            if any(c.quota != quota for c in shards):
+                self._split(tenant_id, shards, quota)
+                continue  # read again: this split, or a concurrent charge's or split's
+            room = [c for c in shards if c.takes(quota, cost)]
+            return room[any_shard(len(room))] if room else None
+        raise unavailable()
+
+    def _split(self, tenant_id: str, shards: list[Credits], quota: int) -> None:
+        """Write every shard's room of ``quota`` (``rooms``) in one transaction, on condition
+        that none changed since read; one that did (a charge, another split) refuses it all."""
+        left = rooms(quota, sum(c.used for c in shards))
+        actions = []
+        for c, room in zip(shards, left, strict=True):
+            key = to_item({"tenantId": tenant_id, "sk": c.sk})
+            if c.room is None:
+                actions.append({"Put": {
+                    "TableName": self.s.usage_table,
+                    "ConditionExpression": "attribute_not_exists(sk)",
+                    "Item": {**key, **to_item({"used": 0, "room": room, "quota": quota})}}})
+                continue
+            actions.append({"Update": {
+                "TableName": self.s.usage_table, "Key": key,
+                "UpdateExpression": "SET room = :room, quota = :quota",
+                "ConditionExpression": "used = :used AND room = :was",
+                "ExpressionAttributeValues": to_item({":room": room, ":quota": quota,
+                                                      ":used": c.used, ":was": c.room})}})
+        with suppress(ConditionFailed, Conflicted):  # something changed: the caller reads again
+            self.db.settled("transact_write_items", TransactItems=actions)
 
     def charge(self, tenant_id: str, period: str, quota: int, record: UsageRecord,
-               once: Once | None = None) -> str | None:
+               once: Once | None = None, credits: Credits | None = None,
+               also: tuple[dict[str, Any], ...] = ()) -> str | None:
         """Add the record's credits to the period if they fit in ``quota``, and write the record.
 
-        One transaction: all or nothing. With ``once``, the charge also claims ``once.key`` until
-        ``once.until``; if that claim is held, this call was charged before and nothing changes.
-        Returns the execution id the call is charged under (the earlier one for a held claim),
-        or None when the credits do not fit; Conflicted (nothing charged) when it met another
-        transaction in flight on one of its items: sent again, it is decided afresh.
+        One transaction (with ``also``'s actions): all or nothing, on ``credits`` (a random
+        shard if not given); a shard without room moves to another (``move``). With ``once``,
+        the charge also claims ``once.key`` until ``once.until``; if that claim is held, this
+        call was charged before and nothing changes. Returns the execution id the call is
+        charged under (the earlier one for a held claim), or None when the credits do not fit
+        in any shard; Conflicted (nothing charged) when it met another transaction in flight on
+        one of its items: sent again, it is decided afresh.
         """
-        items = self.charge_items(tenant_id, period, quota, record, once)
-        try:
-            self.db.settled("transact_write_items", TransactItems=items)
-        except ConditionFailed as failed:
-            if once is not None and failed.reasons[2:3] == ["ConditionalCheckFailed"]:
-                return self._claimed_by(tenant_id, once)
-            return None
-        return record.execution_id
+        credits = credits or self.where(tenant_id, Credits(period, 0), quota, record.credits)
+        for _ in range(MAX_MOVES):
+            if credits is None:  # no room: unless this very call was charged meanwhile (on
+                return self._claimed_by(tenant_id, once) if once else None  # another shard)
+            if credits.shard is None or credits.takes(quota, record.credits):
+                items = [*self.charge_items(tenant_id, credits, quota, record, once), *also]
+                try:
+                    self.db.settled("transact_write_items", TransactItems=items)
+                except ConditionFailed as failed:
+                    if once is not None and failed.reasons[2:3] == ["ConditionalCheckFailed"]:
+                        return self._claimed_by(tenant_id, once)
+                    if failed.reasons[:1] != ["ConditionalCheckFailed"]:
+                        raise unavailable() from None  # not the credits: nothing to move for
+                else:
+                    return record.execution_id
+            if credits.shard is None:  # the month's one item is full
+                return self._claimed_by(tenant_id, once) if once else None
+            credits = self.move(tenant_id, period, quota, record.credits)
+        raise unavailable()
 
-    def charge_items(self, tenant_id: str, period: str, quota: int, record: UsageRecord,
+    def charge_items(self, tenant_id: str, credits: Credits, quota: int, record: UsageRecord,
                      once: Once | None = None) -> list[dict[str, Any]]:
-        """``charge``'s transaction actions: the conditional credit ADD, the usage record and
-        the optional claim (in this order), for a caller that adds its own write to them."""
+        """``charge``'s transaction actions: the conditional credit ADD on ``credits``, the
+        usage record and the optional claim (in this order), for a caller that adds its own
+        writes to them."""
+        expires = {"N": str(_epoch(record.at) + USAGE_RETENTION_S)}
+        cost = {"N": str(record.credits)}
+        if credits.shard is None:  # the month's one item, as before the shards
+            spend = "ADD used :cost, #calls :one SET expiresAt = :expires"
+            condition = "attribute_not_exists(used) OR used <= :max"
+            values = {":max": {"N": str(quota - record.credits)}}
+        else:  # a shard's room, split from this very quota (else it refuses: split again)
+            spend = "ADD used :cost, room :spent, #calls :one SET expiresAt = :expires"
+            condition = "room >= :cost AND quota = :quota"
+            values = {":spent": {"N": str(-record.credits)}, ":quota": {"N": str(quota)}}
         items: list[dict[str, Any]] = [
             {"Update": {
                 "TableName": self.s.usage_table,
-                "Key": to_item({"tenantId": tenant_id, "sk": _period(period)}),
+                "Key": to_item({"tenantId": tenant_id, "sk": credits.sk}),
                 # and one more call of the record's skill on its day (GET /v1/usage reads them
                 # with the period: no query of the records)
-                "UpdateExpression": "ADD used :cost, #calls :one",
-                "ConditionExpression": "attribute_not_exists(used) OR used <= :max",
+                "UpdateExpression": spend, "ConditionExpression": condition,
                 "ExpressionAttributeNames": {"#calls": calls_name(record.at, record.skill_key)},
-                "ExpressionAttributeValues": {":cost": {"N": str(record.credits)},
-                                              ":max": {"N": str(quota - record.credits)},
-                                              ":one": {"N": "1"}},
+                "ExpressionAttributeValues": {":cost": cost, ":one": {"N": "1"},
+                                              ":expires": expires, **values},
             }},
             {"Put": {
                 "TableName": self.s.usage_table,
-                "Item": to_item({"tenantId": tenant_id, "sk": _record(record.execution_id),
-                                 "period": period, **record.as_item()}),
+                "Item": {**to_item({"tenantId": tenant_id, "sk": _record(record.execution_id),
+                                    "period": credits.period, **record.as_item()}),
+                         "expiresAt": expires},
                 "ConditionExpression": "attribute_not_exists(sk)",
             }},
         ]
@@ -186,19 +282,35 @@ class Metering:
         return items
 
     def _claimed_by(self, tenant_id: str, once: Once) -> str | None:
+        """The execution ``once`` was charged under, if its claim is held (not expired)."""
         item = self.db.get(self.s.usage_table, {"tenantId": tenant_id, "sk": _once(once.key)})
-        return str(item["executionId"]) if item else None
+        live = item is not None and int(item.get("expiresAt", 0)) >= once.now
+        return str(item["executionId"]) if live and item else None
 
     def periods(self, tenant_id: str, periods: list[str]) -> dict[str, dict[str, Any]]:
-        """The period items of ``periods`` (one BatchGetItem): what was used, and the calls of
-        each day and skill (``calls_of``); an absent period is {}."""
-        keys = [to_item({"tenantId": tenant_id, "sk": _period(p)}) for p in periods]
-        request = {self.s.usage_table: {"Keys": keys, "ConsistentRead": True}}
-        found = {str(item["sk"]).removeprefix("PERIOD#"): item
-                 for page in self.db.batch("batch_get_item", request, "UnprocessedKeys")
-                 for item in map(from_item, page.get("Responses", {}).get(self.s.usage_table,
-                                                                           []))}
+        """The credits items of ``periods`` (consecutive months; one Query), each period's
+        shards summed: what was used, and the calls of each day and skill (``calls_of``); an
+        absent period is {}."""
+        found = self._period_items(tenant_id, min(periods), max(periods))
         return {p: found.get(p, {}) for p in periods}
+
+    def _period_items(self, tenant_id: str, first: str, last: str
+                      ) -> dict[str, dict[str, int]]:
+        """{period: its items' ``used`` and ``calls#`` counters summed} from ``first`` to
+        ``last`` (one Query: the shards of a month sort together, after its old item)."""
+        items = self.db.query(
+            self.s.usage_table, ConsistentRead=True,
+            KeyConditionExpression="tenantId = :t AND sk BETWEEN :first AND :last",
+            ExpressionAttributeValues={":t": {"S": tenant_id},
+                                       ":first": {"S": period_sk(first)},
+                                       ":last": {"S": period_sk(last) + "#~"}})
+        summed: dict[str, dict[str, int]] = {}
+        for item in items:
+            into = summed.setdefault(str(item["sk"])[len("PERIOD#"):][:7], {})
+            for name, value in item.items():
+                if name == "used" or name.startswith("calls#"):
+                    into[name] = into.get(name, 0) + int(value)
+        return summed
 
     def records(self, tenant_id: str, period: str | None = None) -> list[UsageRecord]:
         items = self.db.query(
@@ -245,8 +357,16 @@ def calls_of(item: dict[str, Any]) -> dict[tuple[str, str], int]:
     return found
 
 
-def _period(period: str) -> str:
-    return f"PERIOD#{period}"
+def _shard(period: str, shard: int, item: dict[str, Any] | None) -> Credits:
+    if item is None:
+        return Credits(period, shard)
+    return Credits(period, shard, int(item.get("used", 0)), int(item.get("room", 0)),
+                   int(item["quota"]) if "quota" in item else None)
+
+
+def _epoch(at: str) -> int:
+    """A record's RFC 3339 time (``Z`` or ``+00:00``) in epoch seconds."""
+    return int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp())
 
 
 def _record(execution_id: str) -> str:

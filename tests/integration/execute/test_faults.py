@@ -136,6 +136,9 @@ def stack(built: Stack) -> Stack:
     tenant = "t-" + uuid.uuid4().hex[:12]
     built.execute.accounts.create_tenant(tenant, "team", "2026-12-02T00:00:00+00:00")
     key, _ = built.execute.accounts.issue_key(tenant, ("*",), "2026-12-02T00:00:00+00:00")
+    # The month's credits shards are written by its first charge (once a month): done here, so
+    # that every call below is one of a month under way.
+    assert built.execute.metering.move(tenant, period_of(datetime.now(UTC)), 100_000, 1)
     return replace(built, tenant=tenant, key=key)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from loopsense.platform.http.request import Request
 from loopsense.settings import Settings
 from loopsense.store.accounts import Accounts
 from loopsense.store.dynamo import Dynamo
-from loopsense.store.metering import Metering
+from loopsense.store.metering import Metering, period_of
 from loopsense_local.embedded import EmbeddedDynamoDB
 from loopsense_local.tables import TABLES, create_tables, local_table_name
 from tests.infra.test_template import TEMPLATE
@@ -68,7 +69,7 @@ class InThread:
 
 
 @pytest.fixture(scope="module")
-def world() -> Iterator[tuple[Execute, Accounts, Counting, str]]:
+def first() -> Iterator[tuple[Execute, Accounts, Counting, str]]:
     config = Settings(dynamodb_endpoint="http://counted.invalid")
     client = Counting(EmbeddedDynamoDB("127.0.0.1", 0).client())
     create_tables(client, config)
@@ -79,6 +80,15 @@ def world() -> Iterator[tuple[Execute, Accounts, Counting, str]]:
     execute = Execute(accounts, Metering(db, config), InThread(),
                       Idempotency(client, config.idempotency_table))
     yield execute, accounts, client, secret
+
+
+@pytest.fixture
+def world(first: tuple[Execute, Accounts, Counting, str]
+          ) -> tuple[Execute, Accounts, Counting, str]:
+    """A month under way: its credits shards were written by its first charge."""
+    execute, _, counting, _ = first
+    execute.metering.move("acme", period_of(datetime.now(UTC)), 100_000, 1)
+    return first
 
 
 def requests(world: tuple[Execute, Accounts, Counting, str], key: str | None
@@ -93,6 +103,19 @@ def requests(world: tuple[Execute, Accounts, Counting, str], key: str | None
                                      {"idempotency-key": key} if key else {}, BODY, "r", context))
     assert answer["statusCode"] == 200, answer["body"]
     return authorizer, list(counting.calls)
+
+
+def test_the_months_first_charge_writes_its_shards_first(first):
+    """Once a month a tenant's first charge finds no shard: it reads the period, writes every
+    shard's room (one transaction) and reads it again."""
+    execute, accounts, counting, _ = first
+    accounts.create_tenant("fresh", "team", "2026-11-30T00:00:00.000Z")
+    secret, _ = accounts.issue_key("fresh", ("*",), "2026-11-30T00:00:00.000Z")
+    _, function = requests((execute, accounts, counting, secret), None)
+    assert function == ["batch_get_item", "update_item", "query", "transact_write_items",
+                        "query", "transact_write_items"]
+    _, function = requests((execute, accounts, counting, secret), None)
+    assert function == ["batch_get_item", "update_item", "transact_write_items"]
 
 
 def test_an_execute_is_three_dynamodb_requests(world):
@@ -113,11 +136,15 @@ def test_the_template_lets_the_execute_function_make_every_request_it_makes(worl
     """Deployed, IAM refuses a DynamoDB action the function's policy does not grant (the
     embedded engine has no IAM): every action the two tests above made, on every table, is
     granted to ExecuteFunction by template.yaml."""
-    _, _, counting, _ = world
+    execute, accounts, counting, _ = world
     actions = set()
     for key in (None, "granted", "granted"):  # a call, a keyed call, its replay
         requests(world, key)
         actions |= counting.actions
+    accounts.create_tenant("iam-fresh", "team", "2026-11-30T00:00:00.000Z")
+    secret, _ = accounts.issue_key("iam-fresh", ("*",), "2026-11-30T00:00:00.000Z")
+    requests((execute, accounts, counting, secret), None)  # a month's first: its shards
+    actions |= counting.actions
     template = cfn_yaml.load(str(TEMPLATE))
     names = {local_table_name(field): logical for logical, field in TABLES.items()}
     granted = set()

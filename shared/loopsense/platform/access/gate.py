@@ -29,6 +29,7 @@ from loopsense.skills.thresholds import PLAN_CAP, THRESHOLDS, check
 from loopsense.store.accounts import Plan
 from loopsense.store.dynamo import unavailable
 from loopsense.store.metering import Metering
+from loopsense.store.shards import Credits
 
 TIME_BUDGET = "time_budget_ms"
 
@@ -121,12 +122,14 @@ class Gate:
         return self._on_plan(identity, offer, self.plans(identity.plan))
 
     def admit_metered(self, identity: Identity, offer: Offer, period: str
-                      ) -> tuple[Admitted, int]:
-        """``admit``, and the credits used in ``period``: the plan row and the credits read in
-        one request (execute's path; the runs API caches plans and reads no credits)."""
+                      ) -> tuple[Admitted, Credits]:
+        """``admit``, and where the charge of ``period`` goes with what it holds: the plan row
+        and a shard of the credits read in one request (execute's path; the runs API caches
+        plans and reads its shard with its own items)."""
         self._granted(identity, offer)
-        used, stored = self.metering.used_and_plan(identity.tenant_id, period, identity.plan)
-        return self._on_plan(identity, offer, plan_of(stored, identity.plan)), used
+        stored, credits = self.metering.plan_and_credits(identity.tenant_id, period,
+                                                         identity.plan)
+        return self._on_plan(identity, offer, plan_of(stored, identity.plan)), credits
 
     @staticmethod
     def _granted(identity: Identity, offer: Offer) -> None:
@@ -165,12 +168,14 @@ class Gate:
                                               caller.plan.requests_per_second)
         return None if other is None else {"Update": other}
 
-    @staticmethod
-    def quota(caller: Admitted, now: datetime, cost: int, used: int) -> LoopsenseError:
-        """QUOTA_EXCEEDED if ``cost`` more credits would pass the month's (``used``, as
-        ``admit_metered`` read them); else the error to raise should the charge itself lose
-        the race for the last credits."""
+    def quota(self, caller: Admitted, now: datetime, cost: int, credits: Credits
+              ) -> tuple[LoopsenseError, Credits]:
+        """QUOTA_EXCEEDED if ``cost`` more credits fit nowhere in the month's: not in
+        ``credits`` (as read) nor, after reading the period, in another shard. Else the error to
+        raise should the charge itself lose the race for the last credits, and where to charge."""
         error = quota_exceeded(caller.plan, now)
-        if used + cost > caller.plan.credits_per_month:
+        where = self.metering.where(caller.tenant_id, credits, caller.plan.credits_per_month,
+                                    cost)
+        if where is None:
             raise error
-        return error
+        return error, where

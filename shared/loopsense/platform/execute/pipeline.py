@@ -98,9 +98,9 @@ class Execute:
         skill = find_skill(envelope.skillKey, envelope.version)
         now = self.clock()
         epoch = int(now.timestamp())
-        caller, used = self.gate.admit_metered(identity, Offer(skill.key), period_of(now))
+        caller, credits = self.gate.admit_metered(identity, Offer(skill.key), period_of(now))
         self.gate.rate(caller, epoch)
-        quota_error = self.gate.quota(caller, now, skill.cost, used)
+        quota_error, credits = self.gate.quota(caller, now, skill.cost, credits)
         raw_input, file = envelope.input, None
         if wants_file(raw_input):  # the file's events in place of the ref (execute/files.py)
             file = read_input(self.files, skill, identity.tenant_id, raw_input, now)
@@ -119,7 +119,7 @@ class Execute:
         once = None if once_key is None else Once(once_key, epoch, epoch + REPLAY_WINDOW_S)
         execution_id = until_settled(
             lambda: self.metering.charge(identity.tenant_id, period_of(now),
-                                         caller.plan.credits_per_month, record, once),
+                                         caller.plan.credits_per_month, record, once, credits),
             unavailable)
         if execution_id is None:
             raise quota_error  # lost the race for the last credits: the work is discarded

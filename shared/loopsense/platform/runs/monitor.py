@@ -52,6 +52,7 @@ from loopsense.skills import run_monitor
 from loopsense.skills.thresholds import THRESHOLDS
 from loopsense.store.accounts import Accounts, Plan
 from loopsense.store.metering import Metering, UsageRecord, period_of
+from loopsense.store.shards import CREDIT_SHARDS, Credits, any_shard
 from loopsense.validation import PRINTABLE_ID, SAFE_ID, STRICT, validate
 
 SKILL = CATALOG["agent.run_monitor"]  # the plan and grant rules of the runs API are its
@@ -163,10 +164,11 @@ class PlanCache:
         self.accounts, self.clock = accounts, clock
         self._plans: dict[str, tuple[float, Plan]] = {}
 
-    def get(self, name: str) -> Plan:
+    def get(self, name: str, fresh: bool = False) -> Plan:
+        """The plan, from the cache unless ``fresh`` (read again, and cached)."""
         now = self.clock()
         cached = self._plans.get(name)
-        if cached is None or now - cached[0] > PLAN_CACHE_S:
+        if fresh or cached is None or now - cached[0] > PLAN_CACHE_S:
             cached = (now, resolve_plan(self.accounts, name))
             self._plans[name] = cached
         return cached[1]
@@ -209,11 +211,13 @@ class Runs:
         return replace(resolved, name_tools=True,
                        objective=tuple(objective) if objective else None)
 
-    def write(self, caller: Caller, actions: list[dict[str, Any]], charged: bool,
-               now: datetime) -> bool:
-        """Write ``actions`` (after the rate counter, and the charge when ``charged``); False
-        when a concurrent write got there first (read again). A full rate shard is tried
-        once more on another shard of the second."""
+    def write(self, caller: Caller, actions: list[dict[str, Any]], charged: Credits | None,
+              now: datetime, room: bool = True) -> bool:
+        """Write ``actions`` (after the rate counter, and the charge on ``charged`` when one);
+        False when a concurrent write got there first (read again: a full shard of the credits
+        too, which the next attempt moves from, unless no shard had ``room``: QUOTA_EXCEEDED,
+        after the rate limit's own refusal). A full rate shard is tried once more on another
+        shard of the second."""
         other_shard_tried = False
         while True:
             try:
@@ -226,10 +230,22 @@ class Runs:
                         raise rate_limited(caller.plan) from None
                     actions, other_shard_tried = [other, *actions[1:]], True
                     continue
-                if charged and refused.failed(1):
+                if charged is not None and refused.failed(1) and (
+                        charged.shard is None or not room):  # the month's one item, or all
                     raise quota_exceeded(caller.plan, now) from None
                 return False
             return True
+
+    def credits(self, caller: Caller, read: Credits) -> tuple[Credits, bool]:
+        """Where a step batch is charged (``Metering.where``), and whether any shard has room
+        (if not, the write is still sent, so that a rate limit's refusal comes first, as the
+        spec orders the checks; its charge refuses it). A shard split from another quota than
+        the cached plan's: the plan is read afresh first, so only a fresh quota splits again."""
+        if read.shard is not None and read.quota is not None and \
+                read.quota != caller.plan.credits_per_month:
+            caller = replace(caller, plan=self.plans.get(caller.plan.name, fresh=True))
+        where = self.metering.where(caller.tenant_id, read, caller.plan.credits_per_month, COST)
+        return (read, False) if where is None else (where, True)
 
     # POST /v1/runs/{runId}/steps ---------------------------------------------------------------
     def steps(self, identity: Identity, run_id: str, raw: Any, body: bytes,
@@ -248,14 +264,17 @@ class Runs:
         def attempt() -> dict[str, Any] | None:
             now = self.clock()
             epoch = int(now.timestamp())
-            agent, config, calls = self.store.agent_and_config(caller.tenant_id, run_id,
-                                                                agent_id, epoch)
+            period, shard = period_of(now), any_shard(CREDIT_SHARDS)
+            agent, config, calls, usage = self.store.agent_config_and(
+                caller.tenant_id, run_id, agent_id, epoch, {self.metering.s.usage_table: (
+                    self.metering.credit_keys(caller.tenant_id, period, shard))})
             if config is not None and config.expires_at <= epoch:
                 config = None  # expired, not yet deleted: neither applied nor kept alive
             if agent is not None and key is not None:
                 made = replay(agent.body.get("recent", []), key, body_digest, epoch)
                 if made is not None:
                     return dict(made)
+            credits, room = self.credits(caller, Metering.credits_found(period, shard, usage))
             current = current_agent(agent, agent_id, epoch)
             made = calls.body["made"]
             answer = self._apply(caller, current, config, steps, run_id, now, calls)
@@ -268,8 +287,9 @@ class Runs:
                                  stamp(now),
                                  int((time.perf_counter() - started) * 1000), "succeeded")
             actions = [self.admission(caller, epoch),
-                       *self.metering.charge_items(caller.tenant_id, period_of(now),
-                                                   caller.plan.credits_per_month, record),
+                       *self.metering.charge_items(
+                           caller.tenant_id, credits, caller.plan.credits_per_month
+                           if credits.quota is None else credits.quota, record),
                        self.store.put_agent(caller.tenant_id, run_id, current, encoded(current),
                                             stamp(now), expires)]
             if config is not None:
@@ -278,7 +298,7 @@ class Runs:
             if calls.body["made"] != made:  # the batch counted calls in the run's view
                 actions.append(self.store.put_calls(caller.tenant_id, run_id, calls,
                                                     stamp(now), expires))
-            if self.write(caller, actions, True, now):
+            if self.write(caller, actions, credits, now, room):
                 return answer
             return None
 
@@ -364,7 +384,7 @@ class Runs:
             actions = [self.admission(caller, epoch),
                        self.store.put_agent(caller.tenant_id, run_id, agent, encoded(agent),
                                             stamp(now), expires)]
-            if self.write(caller, actions, False, now):
+            if self.write(caller, actions, None, now):
                 return agent, expires
             return None
 
@@ -393,7 +413,7 @@ class Runs:
                                                     expires))
             if agent_id is None:  # every agent: the run's view of their calls starts afresh
                 actions.append(self.store.drop_calls(caller.tenant_id, run_id))
-            if self.write(caller, actions, False, now):
+            if self.write(caller, actions, None, now):
                 return {"runId": run_id, "reset": [
                     {"agentId": a.agent_id, "segmentStart": a.body["monitor"]["segmentStart"]}
                     for a in agents]}
@@ -428,7 +448,7 @@ class Runs:
         actions = [self.admission(caller, int(now.timestamp())),
                    self.store.put_config(caller.tenant_id, run_id, raw,
                                          stamp(now), expires)]
-        if not self.write(caller, actions, False, now):
+        if not self.write(caller, actions, None, now):
             raise write_conflict()
         return {"runId": run_id, "config": raw, "retention": self.retention(caller, expires)}
 

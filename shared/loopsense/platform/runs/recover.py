@@ -147,7 +147,7 @@ class Recover:
 
     def _write(self, caller: Caller, actions: list[dict[str, Any]], now: datetime) -> bool:
         epoch = int(now.timestamp())
-        return self.runs.write(caller, [self.runs.admission(caller, epoch), *actions], False,
+        return self.runs.write(caller, [self.runs.admission(caller, epoch), *actions], None,
                                 now)
 
     def _retention(self, caller: Caller, expires: int) -> dict[str, Any]:

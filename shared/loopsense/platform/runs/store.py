@@ -127,16 +127,28 @@ class RunStore:
                          ) -> tuple[AgentItem | None, ConfigItem | None, CallsItem]:
         """One BatchGetItem (consistent): the agent's item, the run's config and its view of
         the agents' calls."""
+        agent, config, calls, _ = self.agent_config_and(tenant_id, run_id, agent_id, now, {})
+        return agent, config, calls
+
+    def agent_config_and(self, tenant_id: str, run_id: str, agent_id: str, now: int,
+                         also: dict[str, list[dict[str, Any]]]
+                         ) -> tuple[AgentItem | None, ConfigItem | None, CallsItem,
+                                    list[dict[str, Any]]]:
+        """``agent_and_config`` and, in the same BatchGetItem, the items of ``also`` (other
+        tables' keys: a step batch's credits), found ones last."""
         keys = [self._key(tenant_id, run_id, AGENT + agent_id),
                 self._key(tenant_id, run_id, CONFIG), self._key(tenant_id, run_id, CALLS)]
-        request = {self.table: {"Keys": keys, "ConsistentRead": True}}
-        found = [from_item(i) for page in self.db.batch("batch_get_item", request,
-                                                        "UnprocessedKeys")
+        request = {self.table: {"Keys": keys, "ConsistentRead": True},
+                   **{table: {"Keys": k, "ConsistentRead": True} for table, k in also.items()}}
+        pages = self.db.batch("batch_get_item", request, "UnprocessedKeys")
+        found = [from_item(i) for page in pages
                  for i in page.get("Responses", {}).get(self.table, [])]
+        others = [from_item(i) for page in pages for table in also
+                  for i in page.get("Responses", {}).get(table, [])]
         agent = next((AgentItem.from_item(i) for i in found if i["sk"].startswith(AGENT)),
                      None)
         config = next((_config(i) for i in found if i["sk"] == CONFIG), None)
-        return agent, config, _calls(found, now)
+        return agent, config, _calls(found, now), others
 
     def agent(self, tenant_id: str, run_id: str, agent_id: str) -> AgentItem | None:
         item = self.db.get(self.table, {"pk": partition(tenant_id, run_id),

@@ -1,10 +1,11 @@
 """GET /v1/usage: the caller's credits this period against its plan's, and its charged calls of
 each of the last 30 days (UTC), per skill.
 
-Read from the period items only (UsageTable, ``PERIOD#<yyyy-mm>``): each charge adds its
-credits to ``used`` and one to the day's ``calls#<DD>#<skill>`` counter in the same
-conditional write (store/metering.py), so the answer is one BatchGetItem of the (at most two)
-periods the 30 days touch, whatever the number of calls, plus the plan row. Calls are charged
+Read from the period items only (UsageTable, ``PERIOD#<yyyy-mm>#<shard>``): each charge adds
+its credits to one shard's ``used`` and one to its day's ``calls#<DD>#<skill>`` counter in the
+same conditional write (store/metering.py), so the answer is one Query of the (at most two)
+periods the 30 days touch, their shards summed, whatever the number of calls, plus the plan
+row. Calls are charged
 calls (``POST /v1/execute`` answered with an output, accepted step batches): what the credits
 count. Free and not rate limited, like the settings routes; any valid key of the tenant.
 """
