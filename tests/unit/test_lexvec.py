@@ -133,3 +133,32 @@ def test_a_one_megabyte_message_is_vectorized():
 def test_too_many_messages_for_the_document_bits_are_refused():
     with pytest.raises(ValueError):
         lexvec.vectorize(["x"] * (1 << lexvec.DOC_BITS))
+
+
+ascii_text = st.text(alphabet=st.sampled_from("abcxyz AB01 9_-.\n\x00é"), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ascii_text, min_size=1, max_size=10))
+def test_ordering_by_counting_gives_the_sorted_keys(messages):
+    """The counting order (ASCII text) is the sort's order, key for key."""
+    codes = lexvec.normalized_codes(messages)
+    sorted_ = lexvec.sorted_keys(codes, counting=False)
+    if codes.dtype == np.uint8:
+        assert np.array_equal(lexvec.sorted_keys(codes, counting=True), sorted_)
+    assert np.array_equal(lexvec.sorted_keys(codes), sorted_)
+
+
+def test_ordering_by_counting_past_65536_distinct_grams_and_on_the_quality_set():
+    rng = np.random.default_rng(7)
+    words = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz0 "), 400)) for _ in range(800)]
+    data = json.loads((ROOT / "tests/data/loops_quality.json").read_text(encoding="utf-8"))
+    quality = [e["user_message"] for ex in data for e in ex["input"]["events"]
+               if e["type"] == "llm_call" and e["user_message"].isascii()]
+    for messages in (words, quality):
+        codes = lexvec.normalized_codes(messages)
+        assert codes.dtype == np.uint8
+        counted = lexvec.sorted_keys(codes, counting=True)
+        assert np.array_equal(counted, lexvec.sorted_keys(codes, counting=False))
+    distinct = np.unique(lexvec.sorted_keys(lexvec.normalized_codes(words)) >> np.uint64(14))
+    assert distinct.size > 1 << 16  # the radix argsort's second pass ran

@@ -140,6 +140,82 @@ def features(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return doc, _mix(grams[valid])
 
 
+def sorted_keys(codes: np.ndarray, counting: bool | None = None) -> np.ndarray:
+    """Every 4-gram occurrence as ``(top 50 bits of its hash) | document``, sorted. ASCII text
+    (the common case) is ordered by counting instead of ``np.sort`` (3-4x faster on 2 M grams):
+    its normalized alphabet is 28 symbols, so a 4-gram is one of 28**4 indices; the distinct
+    ones are ranked by hash, and a stable radix argsort by rank keeps each rank's occurrences in
+    document order, which is the sorted order. ``counting`` forces a way (tests)."""
+    if counting is None:
+        counting = codes.dtype == np.uint8
+    found = _counted_keys(codes) if counting and codes.dtype == np.uint8 else None
+    if found is not None:
+        return found
+    doc, hashes = features(codes)
+    hashes &= ~_LOW_BITS
+    hashes |= doc
+    del doc
+    hashes.sort()
+    return hashes
+
+
+# The normalized ASCII alphabet (a space, "0" for every digit, a-z) as symbols 0..27.
+_ASCII_CODES = np.array([32, 48, *range(97, 123)], dtype=np.uint64)
+_SYMBOL = np.full(256, 255, dtype=np.uint8)
+_SYMBOL[_ASCII_CODES] = np.arange(_ASCII_CODES.size, dtype=np.uint8)
+_BASE = _ASCII_CODES.size
+
+
+def _counted_keys(codes: np.ndarray) -> np.ndarray | None:
+    """``sorted_keys`` of uint8 codes by counting; None if a code is outside the alphabet or two
+    4-grams share the top 50 bits of their hash (then only a sort orders them as before)."""
+    separators = np.flatnonzero(codes == 0)
+    count = codes.size - NGRAM + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    symbols = _SYMBOL[codes]
+    symbols[separators] = 0  # never read by a valid 4-gram
+    if np.any(symbols == 255):
+        return None
+    gram = symbols[:count].astype(np.int32)
+    for k in range(1, NGRAM):
+        gram *= _BASE
+        gram += symbols[k:k + count]
+    valid = np.ones(count, dtype=bool)
+    for k in range(NGRAM):
+        at = separators - k
+        valid[at[(at >= 0) & (at < count)]] = False
+    gram = gram[valid]
+    per_doc = np.maximum(np.diff(np.append(separators, codes.size)) - NGRAM, 0)
+    doc = np.repeat(np.arange(separators.size, dtype=np.uint16), per_doc)  # < 2**DOC_BITS
+    occurrences = np.bincount(gram, minlength=_BASE ** NGRAM)
+    distinct = np.flatnonzero(occurrences)
+    # The distinct 4-grams' hashes, packed from code points as features() packs them.
+    packed = np.zeros(distinct.size, dtype=np.uint64)
+    rest = distinct.copy()
+    for k in range(NGRAM - 1, -1, -1):
+        packed |= _ASCII_CODES[rest % _BASE] << _U64(16 * (NGRAM - 1 - k))
+        rest //= _BASE
+    top = _mix(packed) & ~_LOW_BITS
+    order = np.argsort(top, kind="stable")
+    top = top[order]
+    if top.size > 1 and not np.all(top[1:] != top[:-1]):
+        return None
+    rank = np.zeros(_BASE ** NGRAM, dtype=np.int32)
+    rank[distinct[order]] = np.arange(distinct.size, dtype=np.int32)
+    ranks = rank[gram]
+    del gram
+    # Stable radix argsort by rank (numpy's stable argsort of 16-bit keys is a counting sort):
+    # low 16 bits, then high bits; within a rank, occurrences stay in document order.
+    perm = np.argsort((ranks & 0xFFFF).astype(np.uint16), kind="stable")
+    if distinct.size > 1 << 16:
+        perm = perm[np.argsort((ranks[perm] >> 16).astype(np.uint16), kind="stable")]
+    del ranks
+    keys = np.repeat(top, occurrences[distinct[order]])
+    keys |= doc[perm]
+    return keys
+
+
 def vectorize(messages: Sequence[str], dimensions: int = DIMENSIONS) -> np.ndarray:
     """Unit float32 vectors (``len(messages)`` x ``dimensions``) of steps 1-4; zero rows for
     messages without letters or digits."""
@@ -148,18 +224,13 @@ def vectorize(messages: Sequence[str], dimensions: int = DIMENSIONS) -> np.ndarr
         return np.zeros((0, dimensions), dtype=np.float32)
     if n >= 1 << DOC_BITS:
         raise ValueError(f"at most {(1 << DOC_BITS) - 1} messages per call")
-    doc, hashes = features(normalized_codes(messages))
-    if hashes.size == 0:
+    keys = sorted_keys(normalized_codes(messages))
+    if keys.size == 0:
         return np.zeros((n, dimensions), dtype=np.float32)
-    # One sort gives both frequencies: a key is (the feature's top 50 bits, the document), so
+    # One order gives both frequencies: a key is (the feature's top 50 bits, the document), so
     # equal keys are one feature's occurrences in one document (tf), and the distinct keys of
     # one feature are the documents that contain it (df). Intermediates are dropped as soon as
     # they are used: this is the memory peak of agent.loops (docs/benchmarks.md).
-    hashes &= ~_LOW_BITS
-    hashes |= doc
-    del doc
-    keys = np.sort(hashes)
-    del hashes
     first = np.empty(keys.size, dtype=bool)
     first[0] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
