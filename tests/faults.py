@@ -60,15 +60,19 @@ class FaultyDynamoDB:
         self._operations: frozenset[str] = frozenset()
         self._times = 0
         self._skip = 0
+        self._applied = False
         self.calls: list[str] = []  # every operation called, in order
         self.failed = 0
 
-    def fail(self, fault: str, *operations: str, times: int = 10**9, skip: int = 0) -> None:
+    def fail(self, fault: str, *operations: str, times: int = 10**9, skip: int = 0,
+             applied: bool = False) -> None:
         """Fail ``operations`` (snake_case; none: every one) with ``fault``, ``times`` times,
-        after letting the first ``skip`` of them through."""
+        after letting the first ``skip`` of them through; ``applied``: the store applies each
+        failed request first (its answer is what is lost)."""
         with self._lock:
             self._fault, self._operations, self._times, self._skip, self.failed = (
                 fault, frozenset(operations), times, skip, 0)
+            self._applied = applied
 
     def heal(self) -> None:
         with self._lock:
@@ -93,6 +97,8 @@ class FaultyDynamoDB:
                     fault = self._fault
             if failing:
                 assert fault is not None
+                if self._applied:
+                    method(**params)
                 raise dynamodb_error(fault, name, len(params.get("TransactItems", [1])))
             return method(**params)
 

@@ -56,10 +56,10 @@ LOOP = {"skillKey": "agent.loop_detect",
         "input": {"events": [{"action": "search"}, {"action": "click"}] * 3}}
 # The store calls of one execute with an Idempotency-Key, in order: the authorizer's key and
 # tenant, the in-progress idempotency record, the plan and the period's credits (one read), the
-# rate counter, the charge (credits, usage record and key claim in one transaction), the stored
-# response.
+# rate counter, the charge (credits, usage record, key claim and the stored response in one
+# transaction).
 CALLS = ["get_item", "get_item", "put_item", "batch_get_item", "update_item",
-         "transact_write_items", "update_item"]
+         "transact_write_items"]
 CHARGE = CALLS.index("transact_write_items")
 
 
@@ -187,28 +187,22 @@ def test_the_store_failing_at_any_call_is_503_and_charges_nothing(stack: Stack, 
 
 
 @pytest.mark.parametrize("fault", [*THROTTLING, OUTAGE])
-def test_a_response_that_cannot_be_stored_after_the_charge_is_delivered_and_charged_once(
+def test_a_charge_applied_whose_answer_is_lost_is_charged_once_on_retry(
         stack: Stack, fault: str) -> None:
-    """The one store call after the charge saves the response for replays: the call was
-    charged, so it is delivered; its key stays in progress (a retryable 409) until that record
-    expires, and then a retry is the same charge, not a second one."""
-    key = "save-" + uuid.uuid4().hex
-    stack.store.fail(fault, "update_item", skip=1)
-    status, body, _ = stack.call(LOOP, key)
-    assert stack.store.failed
+    """The charge's transaction (credits, record, key claim, stored response) applied, but the
+    function never heard so: 503, retryable. The retry with its key runs again and finds its
+    claim held: the same execution, not a second charge, then replayed as stored."""
+    key = "lost-" + uuid.uuid4().hex
+    stack.store.fail(fault, "transact_write_items", times=1, applied=True)
+    assert_refused(stack.call(LOOP, key), 503, "PLAN_ELIGIBILITY_UNAVAILABLE", True)
+    assert stack.store.failed == 1
     stack.store.heal()
-    assert status == 200, body
-    assert stack.used() == (1, 1)
-    assert_refused(stack.call(LOOP, key), 409, "IDEMPOTENCY_IN_PROGRESS", True)
-    table = stack.config.idempotency_table
-    [record] = [item for item in stack.plain.scan(TableName=table)["Items"]
-                if item["status"]["S"] == "INPROGRESS"]
-    stack.plain.update_item(TableName=table, Key={"id": record["id"]},  # the minute is over
-                            UpdateExpression="SET in_progress_expiration = :past",
-                            ExpressionAttributeValues={":past": {"N": "1"}})
+    assert stack.used() == (1, 1)  # it was charged
     again = stack.call(LOOP, key)
     assert again[0] == 200, again
-    assert again[1]["executionId"] == body["executionId"]
+    [charged] = stack.execute.metering.records(stack.tenant)
+    assert again[1]["executionId"] == charged.execution_id
+    assert stack.call(LOOP, key)[1] == again[1]  # replayed as stored
     assert stack.used() == (1, 1)
 
 

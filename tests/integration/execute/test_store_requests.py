@@ -1,9 +1,10 @@
 """What one execute costs in DynamoDB requests, counted on the embedded engine (deterministic;
 benchmarks/bench_route_costs.py counts every route, docs/costs.md prices them): the authorizer
-reads the key and the tenant; the execute function reads the plan row and the month's credits
-in one BatchGetItem, counts the request in the second's rate counter and charges in one
-transaction: three; an Idempotency-Key adds the in-progress record and the stored response
-(five), and a replay is that record alone. One more request on this path fails here."""
+reads the key and the tenant; the execute function reads the plan row and a shard of the month's
+credits in one BatchGetItem, counts the request in the second's rate
+counter and charges in one transaction: three; an Idempotency-Key adds the in-progress record
+(four: the stored response is written by the charge's transaction), and a replay is that record
+alone. One more request on this path fails here."""
 
 from __future__ import annotations
 
@@ -125,9 +126,9 @@ def test_an_execute_is_three_dynamodb_requests(world):
 
 
 def test_an_idempotency_key_adds_its_record_and_a_replay_is_that_record(world):
+    """Four: the response is stored by the charge's own transaction, not after it."""
     _, function = requests(world, "once")
-    assert function == ["put_item", "batch_get_item", "update_item",
-                        "transact_write_items", "update_item"]
+    assert function == ["put_item", "batch_get_item", "update_item", "transact_write_items"]
     _, replay = requests(world, "once")
     assert replay == ["put_item"]  # refused on condition, the stored response returned with it
 

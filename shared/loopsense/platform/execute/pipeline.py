@@ -4,8 +4,9 @@ authenticate -> parse the envelope -> idempotency -> find the skill -> key grant
 rate limit -> quota -> run the skill -> charge. Any failure answers the error envelope and
 charges nothing; a crash is INTERNAL_ERROR. Grant, plan, rate and quota are the gate's
 (platform/access/gate.py), which also gives the skill the tenant's thresholds (read by the
-authorizer with the tenant's item). The plan row and the month's credits are one read, so a
-call is three DynamoDB requests (five with an Idempotency-Key; docs/costs.md).
+authorizer with the tenant's item). The plan row and a shard of the month's credits are one
+read, so a call is three DynamoDB requests (four with an Idempotency-Key, whose response is
+stored by the charge's transaction; docs/costs.md).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from loopsense.platform.access.gate import Gate, Offer
 from loopsense.platform.access.idempotency import (
     KEY_HEADER,
     REPLAY_WINDOW_S,
+    Complete,
     Idempotency,
     check_key,
 )
@@ -86,7 +88,7 @@ class Execute:
         once_key = hashlib.sha256(f"{identity.tenant_id}\n{key}".encode()).hexdigest()
         response = self.idempotency.run(
             identity.tenant_id, key, request.body,
-            lambda: self._run(identity, envelope, request, once_key, started),
+            lambda complete: self._run(identity, envelope, request, once_key, started, complete),
         )
         # A replay is the stored body byte for byte, under its own request id: the one its
         # log line carries, not the first request's.
@@ -94,7 +96,8 @@ class Execute:
                                         "X-Request-Id": request.request_id}}
 
     def _run(self, identity: Identity, envelope: Envelope, request: Request,
-             once_key: str | None, started: float) -> dict[str, Any]:
+             once_key: str | None, started: float, complete: Complete | None = None
+             ) -> dict[str, Any]:
         skill = find_skill(envelope.skillKey, envelope.version)
         now = self.clock()
         epoch = int(now.timestamp())
@@ -117,18 +120,30 @@ class Execute:
             credits=skill.cost, at=stamp(now),
             duration_ms=int((time.perf_counter() - started) * 1000), status="succeeded")
         once = None if once_key is None else Once(once_key, epoch, epoch + REPLAY_WINDOW_S)
+
+        def answer(execution_id: str) -> dict[str, Any]:
+            return json_response(200, {
+                "executionId": execution_id, "skillKey": skill.key,
+                "skillVersion": skill.version, "output": output,
+                "billing": {"credits": skill.cost}}, {"X-Request-Id": request.request_id})
+
+        # With a key, the response is stored in the charge's own transaction (idempotency.py).
+        response = answer(record.execution_id)
+        store, committed = complete(response) if complete is not None else (None, None)
         execution_id = until_settled(
             lambda: self.metering.charge(identity.tenant_id, period_of(now),
-                                         caller.plan.credits_per_month, record, once, credits),
+                                         caller.plan.credits_per_month, record, once, credits,
+                                         also=() if store is None else (store,)),
             unavailable)
         if execution_id is None:
             raise quota_error  # lost the race for the last credits: the work is discarded
+        if execution_id != record.execution_id:  # charged before (its claim held): not stored
+            response = answer(execution_id)  # here; Powertools stores this one after us
+        elif committed is not None:
+            committed()
         if file is not None and self.files is not None:
             self.files.discard(identity.tenant_id, file.file_id)  # used: not kept
-        return json_response(200, {
-            "executionId": execution_id, "skillKey": skill.key, "skillVersion": skill.version,
-            "output": output, "billing": {"credits": skill.cost},
-        }, {"X-Request-Id": request.request_id})
+        return response
 
     def new_file(self, identity: Identity, request: Request) -> dict[str, Any]:
         """POST /v1/files: a fileRef and its pre-signed upload URL (execute/files.py)."""
