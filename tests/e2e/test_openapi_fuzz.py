@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +27,6 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
-
-from pathlib import Path
 
 from loopsense.errors import ERRORS
 from loopsense.platform.contract.routes import DOCUMENT
