@@ -16,7 +16,6 @@ it drift is unknown, -1).
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -32,7 +31,14 @@ from loopsense.core.monitor.config import (
     ToolPolicy,
 )
 from loopsense.core.monitor.monitor import new_state, observe
-from loopsense.core.monitor.steps import THOUGHT, entry, fingerprint, settle, words
+from loopsense.core.monitor.steps import (
+    THOUGHT,
+    entry,
+    fingerprint,
+    message_words,
+    settle,
+    words,
+)
 from loopsense.errors import validation_error
 from loopsense.skills.limits import check_event_count, check_input_size
 from loopsense.skills.thresholds import effective
@@ -249,7 +255,8 @@ def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | N
     fingerprints, and similar_call is on, or same_result is on and it failed or its tool's
     policy says so; or it carries nothing and similar_call is on), and a call's argument
     words are kept only if similar_call may compare them: its result carries nothing, or another
-    call of its tool with other arguments got the same result. The answers are the runs API's,
+    call of its tool with other arguments got the same result; a message's words only if it is
+    next to another message (a run monologue may compare). The answers are the runs API's,
     which keeps everything (tests/integration/test_runs_match_the_skill.py). A step without a
     canonical form is a VALIDATION_ERROR."""
     made: list[dict[str, Any] | None] = []
@@ -259,16 +266,42 @@ def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | N
                         else None)
         except CanonicalError as exc:
             raise validation_error(f"input.steps.{index}", exc.issue) from None
-    tool_calls = [e for e in made if e is not None and e["k"] == "tool_call"]
-    calls = Counter(e["c"] for e in tool_calls)
+    tool_calls = []
+    calls: dict[str, int] = {}
+    prints = []
+    groups: dict[tuple[Any, Any], int] = {}
+    before = None  # the entry before (thoughts are skipped by every rule)
+    for e in made:
+        if e is None:
+            continue
+        kind = e["k"]
+        if kind == "tool_call":
+            tool_calls.append(e)
+            key = e["c"]
+            calls[key] = calls.get(key, 0) + 1
+            # Across arguments a result is compared only with an equal one of the same tool
+            # (or, by similar_call, with any other that carries nothing): one alone in its
+            # (tool, form) group needs no digest. A form without a cheap fingerprint is always
+            # digested.
+            pending = e.get("f")
+            group = (e["a"], fingerprint(pending[0] if pending is not None else None))
+            prints.append(group)
+            if group[1] is not None:
+                groups[group] = groups.get(group, 0) + 1
+        # A message's words only if it is next to another (monologue compares a run's).
+        if before is not None and before["k"] == "message" and "w" in before:
+            if kind == "message":
+                before["t"] = message_words(before.pop("w"))
+            else:
+                del before["w"]
+        if kind == "message" and before is not None and before["k"] == "message":
+            e["t"] = message_words(e.pop("w"))
+        before = e
+    if before is not None and "w" in before and before["k"] == "message":
+        del before["w"]
     similar, same = config.on("similar_call"), config.on("same_result")
-    # Across arguments a result is compared only with an equal one of the same tool (or, by
-    # similar_call, with any other that carries nothing): one alone in its (tool, form) group
-    # needs no digest. A form without a cheap fingerprint is always digested.
-    prints = [(e["a"], fingerprint(e.get("f"))) for e in tool_calls]
-    groups = Counter(p for p in prints if p[1] is not None)
-    for e, key in zip(tool_calls, prints, strict=True):
-        across = key[1] is None or groups[key] > 1
+    for e, group in zip(tool_calls, prints, strict=True):
+        across = group[1] is None or groups[group] > 1
         compared = calls[e["c"]] > 1 or similar and ("z" in e or across) or same and across and (
             "z" in e or e["o"] == "neg" or config.policy(e["a"]).same_result)
         try:

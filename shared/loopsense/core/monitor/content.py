@@ -26,6 +26,7 @@ from loopsense.core.monitor.config import MonitorConfig
 from loopsense.core.monitor.findings import CRITICAL, Finding
 
 DISTANCE_CHUNKS = 5  # the largest average distance between occurrences, in windows
+CHUNK = "text_chunk"
 
 
 def tail_chars(size: int, repeats: int) -> int:
@@ -44,7 +45,7 @@ def follow(state: dict[str, Any], step: Mapping[str, Any], index: int,
            config: MonitorConfig) -> None:
     """The step's part in the streamed message: a ``text_chunk`` joins it (opening one), any
     other step ends it."""
-    if step.get("kind") != "text_chunk":
+    if step.get("kind") != CHUNK:
         state["stream"] = None
         return
     if state["stream"] is None:

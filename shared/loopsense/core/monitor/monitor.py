@@ -216,7 +216,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig,
         if (drift_score != embeddings.UNKNOWN and "drift" not in off
                 and (f := embeddings.drift(counted, drift_score, config))):
             findings.append(f)
-    size = config.integer("novelty_window")
+    size = values["novelty_window"]
     window = counted[-size:]
     score = None  # computed here only if the novelty rule may fire; else when read
     if (len(counted) >= size and "novelty" not in off
@@ -281,7 +281,8 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
     history = config.values["history_size"]
     while len(entries) > history:
         remove(keys, entries.pop(0))
-    content.follow(state, step, index, config)
+    if kind == content.CHUNK or state["stream"] is not None:
+        content.follow(state, step, index, config)
     if view is not None and run_view.counts(new, config):
         run_view.count(view, new, agent)
     return state, answer(state, config, view)
@@ -291,8 +292,9 @@ def answer(state: dict[str, Any], config: MonitorConfig,
            view: Mapping[str, Any] | None = None) -> Answer:
     """The answer for the step just observed, its recommendation counted, its findings
     flagged."""
-    out = recommend(state, evaluate(state, config, view), config)
-    if out.findings:
+    out = evaluate(state, config, view)
+    if out.findings:  # most steps have none: continue, as evaluate left it
+        recommend(state, out, config)
         out.flagged = flag(state, out.findings, out.index)
     return out
 

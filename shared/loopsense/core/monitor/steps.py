@@ -127,7 +127,7 @@ def settle(e: dict[str, Any], compared: bool) -> None:
     (``compared``: the caller knows some rule may compare it), else dropped (``r`` None, as if
     sent without one). Then its novelty key. (Its words, ``w``, are the caller's to keep.)"""
     if e["r"] is not None:
-        form, value, ignore, digest = e.pop("f"), e.pop("v"), e.pop("g"), e["r"]
+        (form, value, ignore), digest = e.pop("f"), e["r"]
         try:
             if not compared:
                 e["r"] = None
@@ -159,9 +159,9 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
     value) when ``args``, ``result`` or ``metadata`` has no canonical form.
 
     ``later``: a tool call's result is checked but not digested yet (``r`` is True, or its
-    digest when only the reference could write it; ``f`` its normalized form, ``v`` and ``g``
-    the result and the keys it drops), its arguments' text is ``w``, and it has no ``n`` nor
-    ``t`` until ``settle``."""
+    digest when only the reference could write it; ``f`` its normalized form, the result and
+    the keys it drops), its arguments' text is ``w``, and it has no ``n`` nor
+    ``t`` until ``settle``; a message's normal text is ``w`` and it has no ``t``."""
     kind = step.get("kind")
     out: dict[str, Any]
     if kind == "tool_call":
@@ -177,7 +177,8 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
             volatile = ignore | RESULT_IGNORE_KEYS if own else config.result_ignore_keys
             if later:  # its form, the value and keys to write it by, or its digest made
                 form, digest = _result_later(result, volatile)
-                out.update(r=True if digest is None else digest, f=form, v=result, g=volatile)
+                out["r"] = True if digest is None else digest
+                out["f"] = (form, result, volatile)  # one tuple: one key to pop
             else:
                 out["r"] = _hash(result, volatile, "result")
             if carries_nothing(result, volatile):
@@ -190,7 +191,7 @@ def entry(step: Mapping[str, Any], index: int, config: MonitorConfig,
         if policy.exempt:
             out["x"] = 1
     else:
-        out = _other(step, kind, index)
+        out = _other(step, kind, index, later)
     embedding = step.get("embedding")
     if embedding:
         out["e"] = unit(list(embedding))
@@ -204,16 +205,25 @@ def user_key(step: Mapping[str, Any]) -> str:
                   else "user_message:")
 
 
-def _other(step: Mapping[str, Any], kind: Any, index: int) -> dict[str, Any]:
-    """The entry of a step that is not a tool call (without its embedding)."""
+def message_words(normal: str) -> list[int]:
+    """A message's words (its entry's ``t``), from its normal text: what monologue compares."""
+    return words(normal.encode("utf-8", "surrogatepass"))
+
+
+def _other(step: Mapping[str, Any], kind: Any, index: int, later: bool) -> dict[str, Any]:
+    """The entry of a step that is not a tool call (without its embedding). ``later``: a
+    message's normal text is ``w``, for the caller to make its words of or drop."""
     out = {"i": index, "k": kind}
     if kind in TEXT_KINDS:
         text = step.get("text")
         normal = normal_text(text) if isinstance(text, str) else ""
         key = digest(f"{kind}:{normal}")
-        out.update(c=key, n=key)
-        if kind == "message":  # monologue compares messages' words
-            out["t"] = words(normal.encode("utf-8", "surrogatepass"))
+        out["c"] = out["n"] = key
+        if kind == "message":
+            if later:
+                out["w"] = normal
+            else:
+                out["t"] = message_words(normal)
     elif kind == "checkpoint":
         out["n"] = digest("checkpoint:" + _hash(step.get("metadata", {}), frozenset(),
                                                  "metadata"))
