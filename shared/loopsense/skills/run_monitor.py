@@ -259,24 +259,28 @@ def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | N
     next to another message (a run monologue may compare). The answers are the runs API's,
     which keeps everything (tests/integration/test_runs_match_the_skill.py). A step without a
     canonical form is a VALIDATION_ERROR."""
+    # Counted as each entry is made (while it is in the cache): one pass over the trace, one
+    # over its tool calls to digest and drop results, one over the calls whose words may count.
     made: list[dict[str, Any] | None] = []
-    for index, step in enumerate(steps):
-        try:
-            made.append(entry(step, index, config, later=True) if step["kind"] != THOUGHT
-                        else None)
-        except CanonicalError as exc:
-            raise validation_error(f"input.steps.{index}", exc.issue) from None
     tool_calls = []
+    texts = []  # each call's argument text
+    prints = []  # each call's (tool, result fingerprint)
     calls: dict[str, int] = {}
-    prints = []
     groups: dict[tuple[Any, Any], int] = {}
     before = None  # the entry before (thoughts are skipped by every rule)
-    for e in made:
-        if e is None:
+    for index, step in enumerate(steps):
+        if step["kind"] == THOUGHT:
+            made.append(None)
             continue
+        try:
+            e = entry(step, index, config, later=True)
+        except CanonicalError as exc:
+            raise validation_error(f"input.steps.{index}", exc.issue) from None
+        made.append(e)
         kind = e["k"]
         if kind == "tool_call":
             tool_calls.append(e)
+            texts.append(e.pop("w"))
             key = e["c"]
             calls[key] = calls.get(key, 0) + 1
             # Across arguments a result is compared only with an equal one of the same tool
@@ -300,7 +304,9 @@ def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | N
     if before is not None and "w" in before and before["k"] == "message":
         del before["w"]
     similar, same = config.on("similar_call"), config.on("same_result")
-    for e, group in zip(tool_calls, prints, strict=True):
+    answered: dict[tuple[str, str], set[str]] = {}  # the arguments each (tool, result) got
+    kept = []  # the calls similar_call may compare, and their texts
+    for e, group, text in zip(tool_calls, prints, texts, strict=True):
         across = group[1] is None or groups[group] > 1
         compared = calls[e["c"]] > 1 or similar and ("z" in e or across) or same and across and (
             "z" in e or e["o"] == "neg" or config.policy(e["a"]).same_result)
@@ -308,14 +314,11 @@ def entries(steps: list[Step], config: MonitorConfig) -> list[dict[str, Any] | N
             settle(e, compared)
         except CanonicalError as exc:
             raise validation_error(f"input.steps.{e['i']}", exc.issue) from None
-    if similar:  # the arguments each (tool, result) was answered to
-        answered: dict[tuple[str, str], set[str]] = {}
-        for e in tool_calls:
-            if e["r"] is not None:
-                answered.setdefault((e["a"], e["r"]), set()).add(e["c"])
-    for e in tool_calls:
-        text = e.pop("w")
-        if similar and ("z" in e or e["r"] is not None and len(answered[(e["a"], e["r"])]) > 1):
+        if similar and e["r"] is not None:  # a call that carries nothing is compared
+            answered.setdefault((e["a"], e["r"]), set()).add(e["c"])
+            kept.append((e, text))
+    for e, text in kept:
+        if "z" in e or len(answered[(e["a"], e["r"])]) > 1:
             e["t"] = words(text)
     return made
 
