@@ -331,8 +331,9 @@ def run(raw: Any, tenant_thresholds: Mapping[str, Any] | None = None) -> dict[st
     state = new_state()
     timeline = []
     answer = None
+    final = len(parsed.steps) - 1  # the one step whose whole signal is read
     for index, step in enumerate(parsed.steps):
-        state, answer = observe(state, step, config, made[index])
+        state, answer = observe(state, step, config, made[index], signal=index == final)
         if answer.findings:
             timeline.append({"index": index,
                              "findings": [{"rule": f.rule, "severity": f.severity,

@@ -168,11 +168,13 @@ def upgrade(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def evaluate(state: Mapping[str, Any], config: MonitorConfig,
-             view: Mapping[str, Any] | None = None) -> Answer:
+             view: Mapping[str, Any] | None = None, signal: bool = True) -> Answer:
     """Every enabled rule over the state's segment, in RULES order: the answer for the latest
     step, recommending continue (``recommend`` decides). A rule that cannot fire (its count in
     the index, or the segment's last steps, say so) is not run. ``view``: the run's view of its
-    agents' calls (run_view; the runs API's), for run_repeated_call."""
+    agents' calls (run_view; the runs API's), for run_repeated_call. ``signal`` False: the
+    caller reads only the findings, and a step without any answers the shared ``QUIET`` (an
+    answer per step is a fifth of a step's cost)."""
     entries = state["entries"]
     index = state["index"]
     off = config.disabled_rules
@@ -243,17 +245,23 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig,
     if (view is not None and index["call"] is not None and "run_repeated_call" not in off
             and (f := run_view.run_repeated_call(view, index["call"], entries, config))):
         findings.append(f)
+    if not findings and not signal:
+        return QUIET
     return Answer(state["next"] - 1, findings, CONTINUE.copy(), window, drift_score,
                   config.name_tools, score, state["flagged"])
 
 
+# The answer to a step without findings, for a caller that reads only the findings.
+QUIET = Answer(-1, [], CONTINUE, [], embeddings.UNKNOWN, False)
+
+
 def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfig,
             made: Entry | None = None, view: dict[str, Any] | None = None,
-            agent: str = "") -> tuple[dict[str, Any], Answer]:
+            agent: str = "", signal: bool = True) -> tuple[dict[str, Any], Answer]:
     """Add one step to ``state`` (updated in place) and answer for it. ``made``: the step's
     entry if made already (agent.run_monitor makes a whole trace's first). ``view``: the run's
     view of its agents' calls, which counts this step's call as made by the agent tagged
-    ``agent`` (run_view.agent_tag; the runs API's)."""
+    ``agent`` (run_view.agent_tag; the runs API's). ``signal``: as for ``evaluate``."""
     if state["version"] != STATE_VERSION:
         upgrade(state)
     index = state["next"]
@@ -264,10 +272,10 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
         if config.reset_on_repeated_user_message or said != state["user"]:
             reset(state)
             state.update(segmentStart=index + 1, user=said)
-            return state, answer(state, config, view)
+            return state, answer(state, config, view, signal)
         # the same message again ("continue"): a step of the segment, not a reset point
     if kind == THOUGHT:  # skipped by every rule: it breaks no run of copies
-        return state, answer(state, config, view)
+        return state, answer(state, config, view, signal)
     new = entry(step, index, config) if made is None else made
     entries = state["entries"]
     keys = state["index"]
@@ -285,14 +293,14 @@ def observe(state: dict[str, Any], step: Mapping[str, Any], config: MonitorConfi
         content.follow(state, step, index, config)
     if view is not None and run_view.counts(new, config):
         run_view.count(view, new, agent)
-    return state, answer(state, config, view)
+    return state, answer(state, config, view, signal)
 
 
 def answer(state: dict[str, Any], config: MonitorConfig,
-           view: Mapping[str, Any] | None = None) -> Answer:
+           view: Mapping[str, Any] | None = None, signal: bool = True) -> Answer:
     """The answer for the step just observed, its recommendation counted, its findings
     flagged."""
-    out = evaluate(state, config, view)
+    out = evaluate(state, config, view, signal)
     if out.findings:  # most steps have none: continue, as evaluate left it
         recommend(state, out, config)
         out.flagged = flag(state, out.findings, out.index)
