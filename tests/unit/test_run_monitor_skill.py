@@ -101,6 +101,27 @@ def test_the_skill_equals_the_core_on_lookalike_calls(seed):
     assert set(out["ever_flagged"]) >= {"similar_call", "same_result"} - set(disabled)
 
 
+def test_the_skill_equals_the_core_on_message_runs():
+    """The skill makes a message's words only next to another message: runs of near-identical,
+    identical and distinct messages, broken by calls and thoughts, answer as the core does."""
+    rng = random.Random(11)
+    texts = ["I will check the export status now.", "I will check the export status again now.",
+             "I will now check the export status.", "Noted: the schema.", "Noted: a typo."]
+    trace = []
+    for i in range(240):
+        r = rng.random()
+        trace.append(say(rng.choice(texts)) if r < 0.6 else step("thought", text="hmm")
+                     if r < 0.75 else call("read_file", {"path": f"src/{i}.py"}, {"n": i}))
+    from dataclasses import replace
+    cfg = replace(config(), name_tools=False)
+    expected = answers(trace, cfg)
+    out = run({"steps": trace})
+    assert {k: out[k] for k in SIGNAL_FIELDS} == expected[-1].signal()
+    assert [t["index"] for t in out["timeline"]] == [a.index for a in expected if a.findings]
+    assert {f["severity"] for t in out["timeline"] for f in t["findings"]
+            if f["rule"] == "monologue"} == {"warning", "critical"}
+
+
 def test_the_sample_file_runs():
     sample = json.loads((ROOT / "events/samples/run_monitor.json").read_text())
     out = run(sample)
