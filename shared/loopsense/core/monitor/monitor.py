@@ -218,7 +218,7 @@ def evaluate(state: Mapping[str, Any], config: MonitorConfig,
         if (drift_score != embeddings.UNKNOWN and "drift" not in off
                 and (f := embeddings.drift(counted, drift_score, config))):
             findings.append(f)
-    size = values["novelty_window"]
+    size = config.integer("novelty_window")
     window = counted[-size:]
     score = None  # computed here only if the novelty rule may fire; else when read
     if (len(counted) >= size and "novelty" not in off
