@@ -36,8 +36,10 @@ def near_threshold(vectors: np.ndarray, threshold: float) -> bool:
 def test_agrees_with_union_find_over_all_pairs(seed, n, dims, clusters, noise, threshold, block):
     vectors = unit_rows(seed, n, dims, clusters, noise)
     assume(not near_threshold(vectors, threshold))
-    labels = similar_components(vectors, threshold, block_rows=block)
-    assert labels.tolist() == naive_components(vectors, threshold)
+    expected = naive_components(vectors, threshold)
+    for prune in (None, True, False):  # the Cauchy-Schwarz bound first, or every pair
+        labels = similar_components(vectors, threshold, block_rows=block, prune=prune)
+        assert labels.tolist() == expected, prune
 
 
 def test_a_chain_joins_end_to_end_even_when_its_ends_are_far_apart():

@@ -9,6 +9,11 @@ smaller root through an edge is hooked under the smallest such root, then paths 
 by pointer jumping, until every edge of the block joins equal roots. Roots only ever point to
 smaller indices, so there are no cycles, and each round removes at least one root, so it ends
 (in a few rounds in practice).
+
+Large blocks are pruned first (``_candidates``): by Cauchy-Schwarz, ``u.v <= u_h.v_h +
+|u_t| |v_t|`` for any split of the coordinates into a head ``h`` and a tail ``t``, so a product of
+the first ``PRUNE_HEAD`` of the coordinates (3/8 of the work) rules out almost every pair, and
+the full product is computed only for the rows and columns that remain.
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ BLOCK_ROWS = 512
 # as fast for small executions, and it never wakes BLAS worker threads, whose spinning costs
 # more than the product itself when the CPU is shared (docs/benchmarks.md: 100-call runs).
 SMALL_GRAM = 1 << 24
+PRUNE_HEAD = 3 / 8  # the share of the coordinates in the pruning product
+# Above this share of pairs left by the bound, the full product of the block is cheaper.
+PRUNE_DENSE = 1 / 16
+# The bound is computed in float32 too: a margin far above its rounding keeps every close pair.
+PRUNE_MARGIN = 1e-3
 
 
 def _compress(parent: np.ndarray) -> np.ndarray:
@@ -52,27 +62,54 @@ def _merge(parent: np.ndarray, rows: np.ndarray, cols: np.ndarray,
 
 
 def similar_components(vectors: np.ndarray, threshold: float,
-                       block_rows: int = BLOCK_ROWS) -> np.ndarray:
+                       block_rows: int = BLOCK_ROWS, prune: bool | None = None) -> np.ndarray:
     """Component label (the smallest member index) of each row of ``vectors`` (unit or zero
-    float32 rows) in the graph whose edges are pairs at cosine distance < ``threshold``."""
-    n = vectors.shape[0]
+    float32 rows) in the graph whose edges are pairs at cosine distance < ``threshold``.
+    ``prune`` forces the bound on or off (tests); by default it serves the BLAS blocks."""
+    n, dims = vectors.shape
     parent = np.arange(n, dtype=np.int64)
     limit = np.float32(threshold)
     one = np.float32(1.0)
+    split = int(dims * PRUNE_HEAD)
+    head = np.ascontiguousarray(vectors[:, :split])
+    tail = np.sqrt(np.einsum("ij,ij->i", vectors[:, split:], vectors[:, split:]))
     for start in range(0, n, block_rows):
         stop = min(n, start + block_rows)
         rows, cols = vectors[start:stop], vectors[start:]
-        if rows.shape[0] * cols.shape[0] * vectors.shape[1] <= SMALL_GRAM:
-            gram = np.einsum("ik,jk->ij", rows, cols, optimize=False)
+        small = rows.shape[0] * cols.shape[0] * dims <= SMALL_GRAM
+        found = None if (small if prune is None else not prune) else _candidates(
+            head, tail, start, stop, one - limit - np.float32(PRUNE_MARGIN))
+        if found is not None:
+            at_rows, at_cols, maybe = found
+            close = (one - rows[at_rows] @ cols[at_cols].T) < limit
+            close &= maybe
+            close &= at_rows[:, None] != at_cols[None, :]  # a vector is not its own edge
         else:
-            gram = rows @ cols.T
-        close = (one - gram) < limit
-        diagonal = np.arange(stop - start)
-        close[diagonal, diagonal] = False  # a vector is not its own edge
-        rows = np.flatnonzero(close.any(axis=1))
-        if rows.size == 0:
+            gram = (np.einsum("ik,jk->ij", rows, cols, optimize=False) if small
+                    else rows @ cols.T)
+            close = (one - gram) < limit
+            at_rows, at_cols = np.arange(stop - start), np.arange(n - start)
+            close[at_rows, at_rows] = False  # a vector is not its own edge
+        keep_rows = np.flatnonzero(close.any(axis=1))
+        if keep_rows.size == 0:
             continue
-        cols = np.flatnonzero(close[rows].any(axis=0))
-        edges = close[np.ix_(rows, cols)]
-        parent = _merge(parent, start + rows, start + cols, edges)
+        keep_cols = np.flatnonzero(close[keep_rows].any(axis=0))
+        edges = close[np.ix_(keep_rows, keep_cols)]
+        parent = _merge(parent, start + at_rows[keep_rows], start + at_cols[keep_cols], edges)
     return _compress(parent)
+
+
+def _candidates(head: np.ndarray, tail: np.ndarray, start: int, stop: int,
+                least: np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The rows and columns (block coordinates) of rows ``start:stop`` against ``start:`` whose
+    bound on the dot product exceeds ``least``, and that mask among them; None where the bound
+    leaves too many pairs to be worth it."""
+    bound = head[start:stop] @ head[start:].T
+    bound += tail[start:stop, None] * tail[None, start:]
+    maybe = bound > least
+    del bound
+    if np.count_nonzero(maybe) > PRUNE_DENSE * maybe.size:
+        return None
+    at_rows = np.flatnonzero(maybe.any(axis=1))
+    at_cols = np.flatnonzero(maybe.any(axis=0))
+    return at_rows, at_cols, maybe[np.ix_(at_rows, at_cols)]
