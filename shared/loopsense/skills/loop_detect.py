@@ -7,7 +7,6 @@ are VALIDATION_ERROR); the run-time limits below get the skill's own codes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import chain
 from typing import Any, Literal, NotRequired
 
 from pydantic import BaseModel, Field, PrivateAttr, with_config
@@ -115,17 +114,21 @@ def _read_plain(raw: Any) -> tuple[LoopDetectInput, Any] | None:
     if set(map(type, actions)) != {str}:
         return None
     counts = {"action": len(events)}
+    texts = ["".join(actions)]
     for name, column in zip(_OPTIONAL, optional, strict=True):
-        if not set(map(type, column)) <= _TEXT:
+        types = set(map(type, column))
+        if not types <= _TEXT:
             return None
-        counts[name] = len(column) - column.count(None)
+        absent = column.count(None) if type(None) in types else 0  # counting compares: slow
+        counts[name] = len(column) - absent
+        texts.append("".join(filter(None, column)) if absent else "".join(column))
     # Each event has its action, the optional fields it holds and any unknown ones: the total
     # is the count of strings only if no event has an unknown field or a null.
     if sum(map(len, events)) != sum(counts.values()):
         return None
     parsed = LoopDetectInput.model_construct(**raw)
     parsed._exact_keys = keys
-    values = "".join(filter(None, chain.from_iterable(keys)))  # "" adds no character either
+    values = "".join(texts)
     return parsed, lambda raw: objects_input_size(raw, "events", counts, values)
 
 
