@@ -8,8 +8,9 @@ Run from the repository root:
 One tenant (a plan with no rate or credit limit in the way: the store is what is measured), N
 concurrent callers for N = 8, 64, 256, each for a fixed time. Caller i loops over the three
 metered writes of the hot path: an execute (agent.loop_detect, run in the caller's thread, with
-an Idempotency-Key), a step batch of 5 steps for its own agent, a working-memory write in its
-own run. What the callers share is the tenant's: the rate counter of the second and the usage
+an Idempotency-Key), a step batch of 5 steps for its own agent (10 agents a run, as
+sim_tenant_dynamodb.py assumes: the agents of one run share its view of their calls, ``CALLS``),
+a working-memory write in its own run. ``--one-run`` puts every agent in one run instead. What the callers share is the tenant's: the rate counter of the second and the usage
 period item, which every one of those writes changes (execute's charge and the runs API's
 transactions).
 
@@ -61,6 +62,7 @@ from loopsense_local.embedded import EmbeddedDynamoDB  # noqa: E402
 from loopsense_local.tables import create_tables, use_local_tables  # noqa: E402
 
 CALLERS = (8, 64, 256)
+AGENTS_PER_RUN = 10
 TENANT = "bench"
 LOOP = {"events": [{"action": a} for a in "abcabcabcd"]}
 WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
@@ -102,8 +104,9 @@ class InThread:
 
 
 class Tenant:
-    def __init__(self, hold_s: float | None) -> None:
+    def __init__(self, hold_s: float | None, one_run: bool = False) -> None:
         use_local_tables()
+        self.one_run = one_run
         self.embedded = EmbeddedDynamoDB("127.0.0.1", 0, transaction_hold_s=hold_s)
         config = Settings(dynamodb_endpoint="http://embedded.invalid", skill_invoker="inprocess")
         raw = self.embedded.client()
@@ -136,14 +139,16 @@ class Tenant:
                       "args": {"i": n, "j": j}, "result": j, "outcome": "neutral"}
                      for j in range(5)]
             body = json.dumps({"steps": steps}).encode()
-            self.runs.steps(self.who, "shared-run", json.loads(body), body, None)
+            run = "shared-run" if self.one_run else f"run-of-ten-{caller // AGENTS_PER_RUN}"
+            self.runs.steps(self.who, run, json.loads(body), body, None)
         else:
             self.recover.put(self.who, f"run-{caller}", f"k{n % 50}",
                              json.dumps({"note": "x" * 200, "n": n}).encode())
 
 
-def drive(hold_s: float | None, callers: int, seconds: float) -> dict[str, Any]:
-    tenant = Tenant(hold_s)
+def drive(hold_s: float | None, callers: int, seconds: float, one_run: bool = False
+          ) -> dict[str, Any]:
+    tenant = Tenant(hold_s, one_run)
     pauses = Pauses()
     retry.time = pauses  # type: ignore[assignment]
     kinds = ("execute", "steps", "memory")
@@ -211,12 +216,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--hold-ms", type=float, default=10.0)
     parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--one-run", action="store_true", help="every agent in one run")
     args = parser.parse_args()
     seconds = args.seconds or (1.0 if args.quick else 5.0)
     callers = CALLERS[:2] if args.quick else CALLERS
-    serial = [drive(None, n, seconds) for n in callers]
+    serial = [drive(None, n, seconds, args.one_run) for n in callers]
     report(f"serialized (conflicts off), {seconds:g} s each", serial, serial)
-    conflicting = [drive(args.hold_ms / 1000, n, seconds) for n in callers]
+    conflicting = [drive(args.hold_ms / 1000, n, seconds, args.one_run) for n in callers]
     report(f"conflict mode, each transaction held {args.hold_ms:g} ms, {seconds:g} s each",
            conflicting, serial)
 

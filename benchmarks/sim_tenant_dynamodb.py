@@ -36,9 +36,10 @@ The calls, as the platform writes them (docs/tenant-throughput.md has the items)
 Each agent sends its next batch one second after the previous one was answered (a batch a
 second when the store keeps up); executes arrive at random (Poisson) at their rate.
 
-Designs: "now" (one rate counter item a second, one period item a month, on every call) and
-"sharded K" (each counter split into K items, a call writing one chosen at random, another on
-each retry; what docs/tenant-throughput.md describes). Per design and load: calls answered a
+Designs: "unsharded" (one rate counter item a second, one period item a month, on every call:
+the design before issue 23) and "built 20/32" (store/shards.py at the enterprise plan's 500/s:
+the rate counter of a second split into 20 items, the month's credits into 32, a call writing
+one of each chosen at random, another on each retry). Per design and load: calls answered a
 second, failed a second, the conflicts per attempt, the retries per call, p50 and p99 latency,
 and the WCU a second of the hottest item.
 """
@@ -76,7 +77,8 @@ class Item:
 @dataclass
 class Sim:
     rng: random.Random
-    shards: int  # 1: the design of now
+    rate_shards: int  # 1 and 1: the design before the shards
+    credit_shards: int
     now: float = 0.0
     queue: list[tuple[float, int, Generator[float, None, bool]]] = field(default_factory=list)
     items: dict[str, Item] = field(default_factory=dict)
@@ -108,7 +110,8 @@ class Sim:
         return item
 
     def counter(self, name: str) -> str:
-        return name if self.shards == 1 else f"{name}#{self.rng.randrange(self.shards)}"
+        shards = self.rate_shards if name.startswith("rate#") else self.credit_shards
+        return name if shards == 1 else f"{name}#{self.rng.randrange(shards)}"
 
     def spend(self, items: list[Item], wcu: float) -> None:
         for item in items:
@@ -189,8 +192,9 @@ def agent(sim: Sim, a: int, until: float) -> Process:
     return True
 
 
-def simulate(shards: int, rps: float, agents: int, seconds: float, seed: int) -> dict[str, float]:
-    sim = Sim(random.Random(seed), shards)
+def simulate(shards: tuple[int, int], rps: float, agents: int, seconds: float, seed: int
+             ) -> dict[str, float]:
+    sim = Sim(random.Random(seed), *shards)
     t, n = 0.0, 0
     while rps and t < seconds:
         t += sim.rng.expovariate(rps)
@@ -224,10 +228,12 @@ def main() -> None:
     print(f"{seconds:g} simulated seconds each ({WARMUP_S:g} s warm-up not counted)")
     print(f"  {'design':<11} {'load':<28} {'answered/s':>10} {'failed/s':>9} {'conflicts':>9} "
           f"{'retries':>8} {'thrott/s':>8} {'p50 ms':>7} {'p99 ms':>8} {'hot WCU/s':>9}")
-    for shards in (1, 32):
+    # (rate shards, credit shards): before the shards; the built design at the enterprise
+    # plan's 500/s (store/shards.py: ceil(500 / 25) rate shards, 32 credit shards).
+    designs = {"unsharded": (1, 1), "built 20/32": (20, 32)}
+    for design, shards in designs.items():
         for label, rps, agents in loads:
             r = simulate(shards, rps, agents, seconds, seed=23)
-            design = "now" if shards == 1 else f"sharded {shards}"
             print(f"  {design:<11} {label:<28} {r['done']:10.1f} {r['failed']:9.1f} "
                   f"{r['conflicts']:8.1%} {r['retries']:8.2f} {r['throttled']:8.1f} "
                   f"{r['p50']:7.1f} {r['p99']:8.1f} {r['hot_wcu']:9.0f}")
