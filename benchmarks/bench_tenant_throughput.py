@@ -10,9 +10,10 @@ concurrent callers for N = 8, 64, 256, each for a fixed time. Caller i loops ove
 metered writes of the hot path: an execute (agent.loop_detect, run in the caller's thread, with
 an Idempotency-Key), a step batch of 5 steps for its own agent (10 agents a run, as
 sim_tenant_dynamodb.py assumes: the agents of one run share its view of their calls, ``CALLS``),
-a working-memory write in its own run. ``--one-run`` puts every agent in one run instead. What the callers share is the tenant's: the rate counter of the second and the usage
-period item, which every one of those writes changes (execute's charge and the runs API's
-transactions).
+a working-memory write in its own run. ``--one-run`` puts every agent in one run instead.
+What the callers share is the tenant's: the rate counter of the second and the month's credits,
+which every one of those writes changes (execute's charge and the runs API's transactions), one
+shard of each since issue 23 (docs/tenant-throughput.md).
 
 The service objects are the platform's own (execute's pipeline, loopsense.platform.runs) on the
 embedded engine in-process, in its conflict mode (each TransactWriteItems holds its items
