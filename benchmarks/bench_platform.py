@@ -42,6 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 KEY = "ls_local_development_key_0001"
+AT = "2026-11-30T00:00:00.000Z"  # a usage record's time (its day and expiry are read from it)
 
 
 def events(n: int, seed: int) -> list[dict[str, str]]:
@@ -171,18 +172,18 @@ def store_costs(client: Any, rounds: int, history: int) -> dict[str, float]:
         started = time.perf_counter()
         metering.admit("t", i, 10**6)
         kinds["conditional update"].append(time.perf_counter() - started)
-        record = UsageRecord(f"e{i}", "agent.loop_detect", "1.0.0", 1, "x", 1, "ok")
+        record = UsageRecord(f"e{i}", "agent.loop_detect", "1.0.0", 1, AT, 1, "ok")
         started = time.perf_counter()
         metering.charge("t", "2026-11", 10**9, record)
         kinds["charge transaction"].append(time.perf_counter() - started)
     if history:
         for i in range(history):
             metering.charge("t", "2026-11", 10**9, UsageRecord(f"h{i}", "agent.loop_detect",
-                                                               "1.0.0", 1, "x", 1, "ok"))
+                                                               "1.0.0", 1, AT, 1, "ok"))
         later = f"charge after {history + rounds:,} records"
         kinds[later] = []
         for i in range(rounds):
-            record = UsageRecord(f"l{i}", "agent.loop_detect", "1.0.0", 1, "x", 1, "ok")
+            record = UsageRecord(f"l{i}", "agent.loop_detect", "1.0.0", 1, AT, 1, "ok")
             started = time.perf_counter()
             metering.charge("t", "2026-11", 10**9, record)
             kinds[later].append(time.perf_counter() - started)
