@@ -152,7 +152,8 @@ export interface LoopsOutput {
 
 export type RunRule =
   | "repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop"
-  | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty";
+  | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty"
+  | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call";
 export type RunSeverity = "warning" | "critical";
 export type RunAction = "continue" | "nudge" | "break";
 
@@ -184,6 +185,12 @@ export interface RunToolPolicy {
   repeat_warn?: number;
   repeat_critical?: number;
   poll_warn?: number;
+  similar_warn?: number;
+  similar_critical?: number;
+  same_result_warn?: number;
+  run_repeat_warn?: number;
+  /** Any result repeated to differing arguments counts (same_result). */
+  same_result?: boolean;
   ignore_keys?: string[];
 }
 
@@ -205,10 +212,19 @@ export interface RunMonitorConfig {
   novelty_floor?: number;
   history_size?: number;
   nudges_before_break?: number;
+  similar_warn?: number;
+  similar_critical?: number;
+  similar_args?: number;
+  same_result_warn?: number;
+  revisit_threshold?: number;
+  run_repeat_warn?: number;
+  monologue_similar?: number;
+  monologue_run?: number;
   /** Up to 256 tools. */
   tools?: Record<string, RunToolPolicy>;
   disabled_rules?: RunRule[];
   reset_on_user_message?: boolean;
+  reset_on_repeated_user_message?: boolean;
   /** Up to 64 volatile keys. */
   ignore_keys?: string[];
   /** Stateless only: the runs API registers the objective per agent. */

@@ -235,7 +235,8 @@ class LoopsOutput(TypedDict):
 
 # ---- agent.run_monitor (and the runs API, which answers with the same signal) -----------------
 RunRule = Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop",
-                  "repeated_query", "stagnation", "condensation_loop", "drift", "novelty"]
+                  "repeated_query", "stagnation", "condensation_loop", "drift", "novelty",
+                  "similar_call", "same_result", "state_revisit", "run_repeated_call"]
 
 
 class RunStep(TypedDict, total=False):
@@ -259,6 +260,11 @@ class RunToolPolicy(TypedDict, total=False):
     repeat_warn: int
     repeat_critical: int
     poll_warn: int
+    similar_warn: int
+    similar_critical: int
+    same_result_warn: int
+    run_repeat_warn: int
+    same_result: bool  # any result repeated to differing arguments counts (same_result)
     ignore_keys: list[str]  # this tool's own volatile keys
 
 
@@ -281,9 +287,18 @@ class RunMonitorConfig(TypedDict, total=False):
     novelty_floor: float
     history_size: int
     nudges_before_break: int
+    similar_warn: int
+    similar_critical: int
+    similar_args: float
+    same_result_warn: int
+    revisit_threshold: int
+    run_repeat_warn: int
+    monologue_similar: float
+    monologue_run: int
     tools: dict[str, RunToolPolicy]  # up to 256 tools
     disabled_rules: list[RunRule]
     reset_on_user_message: bool
+    reset_on_repeated_user_message: bool
     ignore_keys: list[str]  # up to 64
     objective_embedding: list[float]  # stateless only: the runs API registers it per agent
 
