@@ -59,8 +59,11 @@ def find_cycle_ids(ids: np.ndarray, window: int, threshold: int, min_length: int
         return None
     # Pad with values no real id takes (ids are >= 0) so comparisons past the end are false.
     padded = np.concatenate([ids, np.full(max_len, -1, dtype=ids.dtype)])
-    # shifts[L-1] is the trace moved L to the left: one contiguous row per length.
-    shifts = np.lib.stride_tricks.sliding_window_view(padded, n)[1:max_len + 1]
+    # shifts[L-1] is the trace moved L to the left: one contiguous row per length (as_strided
+    # directly: sliding_window_view's checks cost 15 us, a tenth of a search that stops early).
+    step = padded.strides[0]
+    shifts = np.lib.stride_tricks.as_strided(padded[1:], shape=(max_len, n),
+                                             strides=(step, step), writeable=False)
     reach = (threshold - 1) * max_len  # the events after a start that its hit depends on
     if first_block is None:  # two blocks when the first and what it reads are well under n
         first_block = n // 10 if 2 * (n // 10 + reach) <= n else 0
@@ -93,14 +96,19 @@ def _sparse_hit(eq: np.ndarray, starts: int, threshold: int,
     cells = np.flatnonzero(eq)
     if cells.size == 0:
         return None
+    # Plain slicing rather than np.diff (its overhead is a tenth of a search that stops early).
     first = np.empty(cells.size, dtype=bool)  # a cell that begins a run
     first[0] = True
-    np.not_equal(np.diff(cells), 1, out=first[1:])
+    np.not_equal(cells[1:] - cells[:-1], 1, out=first[1:])
     begins = np.flatnonzero(first)
-    run = np.diff(begins, append=cells.size)
+    run = np.empty_like(begins)
+    run[:-1] = begins[1:] - begins[:-1]
+    run[-1] = cells.size - begins[-1]
     length, start = np.divmod(cells[begins], eq.shape[1])
     length += 1
-    ok = (run >= (threshold - 1) * length) & (start < starts) & (length >= min_length)
+    ok = (run >= (threshold - 1) * length) & (start < starts)
+    if min_length > 1:
+        ok &= length >= min_length
     if not ok.any():
         return None
     width = eq.shape[0] + 1
