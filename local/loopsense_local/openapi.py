@@ -95,7 +95,11 @@ def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
     from loopsense.skills.thresholds import THRESHOLDS
 
     settings = TypeAdapter(Settings).json_schema(ref_template=REF)
-    settings["properties"].pop("objective_embedding")  # set per agent here
+    objective = settings["properties"].pop("objective_embedding")  # set per agent here
+    nested = settings.pop("$defs", {})  # its TypedDicts (ToolConfig): components of their own
+    monitor = {**settings, "title": "MonitorConfig", "properties": {
+        **settings["properties"],
+        **{spec[0]: _threshold_schema(THRESHOLDS[spec[0]]) for spec in THRESHOLD_SPECS}}}
     nullable = {name: {"anyOf": [_threshold_schema(t), {"type": "null"}],
                        "description": f"used by {_used_by(name)}"}
                 for name, t in sorted(THRESHOLDS.items())}
@@ -128,9 +132,11 @@ def _catalog_schemas(skills: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
         "TimeBudgetPatch": {"type": "object", "additionalProperties": False,
                             "required": ["time_budget_ms"],
                             "properties": {"time_budget_ms": nullable["time_budget_ms"]}},
-        "RunConfig": {**settings, "title": "RunConfig", "properties": {
-            **settings["properties"],
-            **{spec[0]: _threshold_schema(THRESHOLDS[spec[0]]) for spec in THRESHOLD_SPECS}}},
+        **nested,
+        "MonitorConfig": monitor,
+        # agent.run_monitor's ``config``: a run's, with the objective (stateless: per call)
+        "SkillMonitorConfig": {**monitor, "title": "SkillMonitorConfig", "properties": {
+            **monitor["properties"], "objective_embedding": objective}},
         "SeverityRouting": {"type": "object", "additionalProperties": False, "properties": {
             cls: {"enum": list(SEVERITIES)} for cls in CLASSES}},
         "TelemetrySettings": {"type": "object", "additionalProperties": False, "properties": {
@@ -338,6 +344,10 @@ def document() -> dict[str, Any]:
         raise ValueError(f"models named like the document's own schemas: "
                          f"{sorted(set(built) & set(catalog))}")
     components = {**built, **catalog}
+    # agent.run_monitor's config is a dict to its model (thresholds are checked by name): the
+    # document says what it holds
+    components["RunMonitorInput"]["properties"]["config"] = {"anyOf": [
+        {"$ref": REF.format(model="SkillMonitorConfig")}, {"type": "null"}], "default": None}
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
         method, path = route.route_key.split(" ", 1)

@@ -2,8 +2,9 @@
 the repository, passes the catalog, derived-template, template and SDK drift tests there.
 
 The copy is the files git tracks (or would), as they are in the working tree. The steps are the
-doc's: six files by hand (the doc's table names them), the SDKs' types, then `python -m
-loopsense_local.derive`. The drift tests run in a subprocess on the copy (its code first on the
+doc's: six files by hand (the doc's table names them), the SDK's execute overload and error
+classes, then `python -m loopsense_local.derive` and scripts/openapi's generators (the document,
+the SDKs' types). The drift tests run in a subprocess on the copy (its code first on the
 path), without cfn-lint, `sam validate` and `sam build` (tests/infra runs those on the real tree;
 they take most of its time).
 """
@@ -73,35 +74,12 @@ SKILL = CATALOG["agent.tally"]
 lambda_handler = skill_lambda_handler(SKILL)
 '''
 
-PY_TYPES = '''
-
-class TallyInput(TypedDict):
-    items: list[str]
-
-
-class TallyOutput(TypedDict):
-    count: int
-    over: bool
-'''
-
 PY_OVERLOAD = '''    @overload
     def execute(self, skill_key: Literal["agent.tally"], input: TallyInput, *,
                 version: str | None = None, idempotency_key: str | None = None,
                 ) -> ExecuteResponse[TallyOutput]: ...
 
 '''
-
-TS_TYPES = '''
-export interface TallyInput {
-  items: string[];
-}
-
-export interface TallyOutput {
-  count: number;
-  over: boolean;
-}
-'''
-
 
 def _edit(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
@@ -134,19 +112,11 @@ def _add_the_skill(repo: Path) -> None:
     (repo / "docs/skills/tally.md").write_text(
         "# agent.tally\n\nCounts `items`; `over` when more than `tally_limit` (5).\n\n"
         "Errors: TALLY_INPUT_TOO_LARGE (429) past 10,000 bytes.\n", encoding="utf-8")
-    # the SDKs' types
-    types = repo / "sdk/python/src/loopsense_sdk/types.py"
-    _edit(types, '"agent.run_monitor"]', '"agent.run_monitor",\n                   "agent.tally"]')
-    types.write_text(types.read_text(encoding="utf-8") + PY_TYPES, encoding="utf-8")
+    # the SDKs' types are generated (scripts/openapi, after derive); by hand: the overload
     client = repo / "sdk/python/src/loopsense_sdk/client.py"
     _edit(client, "    SkillKey,\n", "    SkillKey,\n    TallyInput,\n    TallyOutput,\n")
     _edit(client, "    def execute(self, skill_key: SkillKey,",
           PY_OVERLOAD + "    def execute(self, skill_key: SkillKey,")
-    ts = repo / "sdk/typescript/src/types.ts"
-    _edit(ts, '  "agent.run_monitor": { input: RunMonitorInput; output: RunMonitorOutput };\n',
-          '  "agent.run_monitor": { input: RunMonitorInput; output: RunMonitorOutput };\n'
-          '  "agent.tally": { input: TallyInput; output: TallyOutput };\n')
-    ts.write_text(ts.read_text(encoding="utf-8") + TS_TYPES, encoding="utf-8")
     # its error code, in the class of the SDKs' other limit codes
     _edit(repo / "sdk/python/src/loopsense_sdk/errors.py",
           '    "LOOPS_EVENT_LIMIT_EXCEEDED": EventLimitExceededError,\n',
@@ -177,7 +147,12 @@ def test_a_skill_added_by_the_documented_steps_passes_the_drift_tests(tmp_path):
     derive = subprocess.run([sys.executable, "-m", "loopsense_local.derive", "--root", str(repo)],
                             cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     assert derive.returncode == 0, derive.stderr
-    by_hand = _changed(repo) - {"template.yaml", "README.md"}
+    for generator in ("loopsense_local.openapi", "loopsense_local.sdk_types"):  # scripts/openapi
+        made = subprocess.run([sys.executable, "-m", generator], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert made.returncode == 0, made.stderr
+    by_hand = _changed(repo) - {"template.yaml", "README.md",  # derived, generated
+                                "shared/loopsense/platform/contract/openapi.json"}
     sdk = {n for n in by_hand if n.startswith("sdk/")}
     assert len(by_hand - sdk) <= 6 and "shared/loopsense/skills/tally.py" in by_hand
     table = DOC.read_text(encoding="utf-8")
@@ -187,6 +162,8 @@ def test_a_skill_added_by_the_documented_steps_passes_the_drift_tests(tmp_path):
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
          "tests/unit/access/test_catalog.py", "tests/infra/test_derived.py",
          "tests/infra/test_template.py", "tests/sdk/test_sdk_matches_catalog.py",
+         "tests/sdk/test_sdk_types.py",
+         "tests/unit/test_openapi.py::test_the_committed_document_is_what_the_code_builds",
          "--deselect", "tests/infra/test_template.py::test_cfn_lint_reports_nothing",
          "--deselect", "tests/infra/test_template.py::test_sam_validate_lint_passes",
          "--deselect", "tests/infra/test_template.py::"

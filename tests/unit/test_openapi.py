@@ -110,3 +110,13 @@ def test_otlp_refusals_are_documented_as_otlps_status_not_the_envelope(built):
     status = {"code": 16, "message": "UNAUTHORIZED: missing Authorization header",
               "details": []}
     Draft202012Validator(document["components"]["schemas"]["OtlpStatus"]).validate(status)
+
+
+def test_every_ref_resolves_to_a_component(built):
+    """Found by datamodel-code-generator's dangling-ref warning: the run config's ToolConfig was
+    left in a nested $defs that its #/components/schemas/ToolConfig ref did not reach."""
+    document = json.loads(built)
+    refs = set(re.findall(r'"\$ref": "#/components/(\w+)/([^"]+)"', built))
+    assert refs and all(name in document["components"][kind] for kind, name in refs), sorted(
+        (kind, name) for kind, name in refs if name not in document["components"][kind])
+    assert '"$defs"' not in built

@@ -282,7 +282,8 @@ export class Tracker {
   }
 
   #answer(result: StepsResult): StepAnswer {
-    let recommendation = result.recommendation ?? CONTINUE;
+    const on = "recommendation" in result ? result : null; // null: the monitor is off
+    let recommendation = on?.recommendation ?? CONTINUE;
     if (recommendation.action === "break" && this.policy === "stop" && !this.#nudged) {
       recommendation = { ...recommendation, action: "nudge" }; // nudge first
     }
@@ -292,7 +293,7 @@ export class Tracker {
       this.#nudged = true;
     }
     return {
-      action: recommendation.action, recommendation, inject, findings: result.findings ?? [], degraded: false, result,
+      action: recommendation.action, recommendation, inject, findings: on?.findings ?? [], degraded: false, result,
     };
   }
 }

@@ -1,597 +1,883 @@
-/** Input and output types of the v1 skills (docs/skills/*.md). */
+// The API's request and answer types, as they travel on the wire: generated from its
+// OpenAPI document by `scripts/openapi` (loopsense_local.sdk_types) in the loopsense
+// repository; do not edit.
 
+/** Any JSON value. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-// ---- agent.loop_detect ----------------------------------------------------------------------
-
-export interface LoopDetectEvent {
-  action: string;
-  target?: string | null;
-  stateFingerprint?: string | null;
-  outcome?: string | null;
+export interface AffectedExecution {
+  executionId: string;
+  firedAt: string;
 }
 
-export type LoopSimilarity = "EXACT" | "ACTION_TARGET";
-
-export interface LoopDetectInput {
-  /** 2..5,000 events. */
-  events: LoopDetectEvent[];
-  /** 2..200, default 20: the longest cycle length searched. */
-  window?: number;
-  /** 2..20, default 3: consecutive copies required. */
-  repeatThreshold?: number;
-  /** Default EXACT. */
-  similarity?: LoopSimilarity;
-}
-
-export interface LoopSpan {
-  start: number;
-  end: number;
-  cycleLength: number;
-  repeats: number;
-}
-
-export interface LoopDetectOutput {
-  loopDetected: boolean;
-  similarity: LoopSimilarity;
-  window: number;
-  repeatThreshold: number;
-  /** 0 when no loop is found. */
-  cycleLength: number;
-  confidence: "HIGH" | "MEDIUM" | "NONE";
-  eventIndices: number[];
-  spans: LoopSpan[];
-}
-
-// ---- agent.semantic_loop --------------------------------------------------------------------
-
-/** A checkpoint (read) or any other telemetry event (skipped and counted). */
-export interface SemanticLoopEvent {
-  type: string;
-  name?: string;
-  /** Any JSON value; a checkpoint without metadata hashes as `{}`. */
-  metadata?: JsonValue;
-  [field: string]: unknown;
-}
-
-export interface SemanticLoopInput {
-  /** 1..5,000 events. */
-  events: SemanticLoopEvent[];
-  thresholds?: { revisit_threshold?: number };
-  /** Up to 64 keys dropped at any depth before hashing (matched after lowercasing). */
-  ignoreKeys?: string[];
-}
-
-export interface SemanticLoopGroup {
-  /** `semantic_loop:<first 8 hex of hash>`; semanticSignature(metadata) computes it locally. */
-  signature: string;
-  hash: string;
-  count: number;
-  eventIndices: number[];
-}
-
-export interface SemanticLoopOutput {
-  fired: boolean;
-  revisitThreshold: number;
-  checkpoints: number;
-  skipped: number;
-  groups: SemanticLoopGroup[];
-}
-
-// ---- agent.loops ----------------------------------------------------------------------------
-
-export interface LoopsEvent {
-  /** `llm_call` is read; every other type only counts as a step. */
-  type: string;
-  /** ISO-8601 date-time or epoch milliseconds. */
-  timestamp?: string | number;
-  model?: string | null;
-  user_message?: string | null;
-  /** Your own vector of the message: 1..8,192 finite numbers. */
-  embedding?: number[];
-  [field: string]: unknown;
-}
-
-export interface LoopsThresholds {
-  step_count_threshold?: number;
-  identical_call_min_repeats?: number;
-  similar_call_distance_threshold?: number;
-  similar_call_min_cluster_size?: number;
-  time_budget_ms?: number;
-}
-
-export interface LoopsInput {
-  /** 1..10,000 events, in the order they happened. */
-  events: LoopsEvent[];
-  durationMs?: number;
-  /** Together with endedAt, instead of durationMs. */
-  startedAt?: string;
-  endedAt?: string;
-  thresholds?: LoopsThresholds;
-}
-
-export type LoopsSub = "step_count" | "identical_call" | "similar_call" | "time_budget";
-export type DurationSource = "durationMs" | "startedAt/endedAt" | "timestamps";
-
-export interface LoopsFinding {
-  signature: string;
-  sub: LoopsSub;
-  eventIndices: number[];
-  playbook: LoopsSub;
-  /** step_count, identical_call, similar_call. */
-  count?: number;
-  /** similar_call. */
-  distinctMessages?: number;
-  /** time_budget. */
-  durationMs?: number;
-  durationSource?: DurationSource;
-}
-
-export interface LoopsStats {
-  events: number;
-  llmCalls: number;
-  llmCallsSkipped: number;
-  vectors: "lexical" | "embedding" | null;
-  embeddingsIgnored: string | null;
-  timestamps: number;
-  timestampsOutOfOrder: number;
-  durationMs: number | null;
-  durationSource: DurationSource | null;
-  timeBudgetEvaluated: boolean;
-  timeBudgetNotEvaluatedReason: string | null;
-}
-
-export interface LoopsOutput {
-  fired: boolean;
-  findings: LoopsFinding[];
-  stats: LoopsStats;
-  thresholds: Required<LoopsThresholds>;
-}
-
-// ---- agent.run_monitor (and the runs API, which answers with the same signal) --------------
-
-export type RunRule =
-  | "repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop"
-  | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty"
-  | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call";
-export type RunSeverity = "warning" | "critical";
-export type RunAction = "continue" | "nudge" | "break";
-
-/** One step of an agent's run. No other fields (the runs API requires agentId). */
-export interface RunStep {
-  /** "tool_call", "llm_call", "message", "user_message", "thought", "recall", ... */
-  kind: string;
-  /** One agent per call. */
-  agentId?: string;
-  /** The tool's name: required for a tool_call. */
-  action?: string;
-  args?: JsonValue;
-  /** Only its canonical hash is used. */
-  result?: JsonValue;
-  outcome?: "positive" | "negative" | "neutral" | "error" | null;
-  model?: string;
-  text?: string;
-  /** A checkpoint's state. */
-  metadata?: JsonValue;
-  /** 1..4,096 numbers, the same length in every step. */
-  embedding?: number[];
-}
-
-export interface RunToolPolicy {
-  /** Never counted. */
-  exempt?: boolean;
-  /** Always polling: warning at poll_warn, never critical. */
-  poll?: boolean;
-  repeat_warn?: number;
-  repeat_critical?: number;
-  poll_warn?: number;
-  similar_warn?: number;
-  similar_critical?: number;
-  same_result_warn?: number;
-  run_repeat_warn?: number;
-  /** Any result repeated to differing arguments counts (same_result). */
-  same_result?: boolean;
-  ignore_keys?: string[];
-}
-
-/** Overrides the tenant's settings (docs/skills/run_monitor.md, config: bounds there). */
-export interface RunMonitorConfig {
-  repeat_warn?: number;
-  repeat_critical?: number;
-  poll_warn?: number;
-  cycle_window?: number;
-  cycle_repeats?: number;
-  error_streak?: number;
-  monologue_limit?: number;
-  content_chunk_chars?: number;
-  content_repeats?: number;
-  stagnation_threshold?: number;
-  condensation_limit?: number;
-  drift_threshold?: number;
-  novelty_window?: number;
-  novelty_floor?: number;
-  history_size?: number;
-  nudges_before_break?: number;
-  similar_warn?: number;
-  similar_critical?: number;
-  similar_args?: number;
-  same_result_warn?: number;
-  revisit_threshold?: number;
-  run_repeat_warn?: number;
-  monologue_similar?: number;
-  monologue_run?: number;
-  /** Up to 256 tools. */
-  tools?: Record<string, RunToolPolicy>;
-  disabled_rules?: RunRule[];
-  reset_on_user_message?: boolean;
-  reset_on_repeated_user_message?: boolean;
-  /** Up to 64 volatile keys. */
-  ignore_keys?: string[];
-  /** Stateless only: the runs API registers the objective per agent. */
-  objective_embedding?: number[];
-}
-
-export interface RunMonitorInput {
-  /** 1..5,000 steps, at most 2 MiB. */
-  steps: RunStep[];
-  config?: RunMonitorConfig | null;
-}
-
-export interface RunFinding {
-  rule: RunRule;
-  severity: RunSeverity;
-  count: number;
-  rationale: string;
-  stepIndices: number[];
-}
-
-export interface RunRecommendation {
-  action: RunAction;
-  /** nudge and break: the text to inject. */
-  nudge?: string;
-}
-
-/** The monitor's verdict: agent.run_monitor's output holds it, the runs API's signal answers it. */
-export interface RunSignal {
-  is_looping: boolean;
-  is_stuck: boolean;
-  is_drifting: boolean;
-  is_novelty_starved: boolean;
-  /** 0..1. */
-  loop_score: number;
-  /** 0..2, -1 when unknown. */
-  drift_score: number;
-  /** 0..1. */
-  novelty_score: number;
-  /** 0..1. */
-  confidence: number;
-  source: "rule";
-  rationale: string;
-  findings: RunFinding[];
-  recommendation: RunRecommendation;
-}
-
-export interface RunTimelineEntry {
-  index: number;
-  findings: { rule: RunRule; severity: RunSeverity }[];
-  action: RunAction;
-}
-
-export interface RunMonitorOutput extends RunSignal {
-  steps: number;
-  /** The first step of the current segment. */
+export interface AgentReset {
+  agentId: string;
   segmentStart: number;
-  /** Every step that had findings. */
-  timeline: RunTimelineEntry[];
 }
 
-// ---- the map execute() is typed by ----------------------------------------------------------
-
-export interface SkillMap {
-  "agent.loop_detect": { input: LoopDetectInput; output: LoopDetectOutput };
-  "agent.semantic_loop": { input: SemanticLoopInput; output: SemanticLoopOutput };
-  "agent.loops": { input: LoopsInput; output: LoopsOutput };
-  "agent.run_monitor": { input: RunMonitorInput; output: RunMonitorOutput };
+/** One agent of GET /v1/runs/{runId}: its whole signal. */
+export interface AgentView {
+  agentId: string;
+  createdAt: string | null;
+  lastActivity: string | null;
+  recommendation: Recommendation | null;
+  role: string | null;
+  segmentStart: number;
+  sequence: number;
+  signal: Signal | null;
 }
 
-export type SkillKey = keyof SkillMap;
+export interface Batch {
+  events: LoopsEvent[];
+  seq?: number | null;
+}
 
-/** A skill's input by file (Client.upload): its events (agent.run_monitor: its steps) in the file
- * the ref names, its other parameters beside it (docs/files.md). */
-export type FileInput<I> = Omit<I, "events" | "steps"> & { fileRef: string };
-
-/** A v1 skill's input type; `unknown` for other skill keys (Client.executeAny). */
-export type SkillInput<K extends string> = K extends SkillKey ? SkillMap[K]["input"] : unknown;
-/** A v1 skill's output type; `unknown` for other skill keys (Client.executeAny). */
-export type SkillOutput<K extends string> = K extends SkillKey ? SkillMap[K]["output"] : unknown;
+export interface BatchAnswer {
+  accepted: number;
+  duplicate: boolean;
+  executionId: string;
+  fired: string[];
+  seq: number;
+}
 
 export interface Billing {
   credits: number;
 }
 
-/** The 200 answer of POST /v1/execute. */
-export interface ExecuteResponse<K extends string = string> {
-  executionId: string;
-  skillKey: K;
-  skillVersion: string;
-  output: SkillOutput<K>;
-  billing: Billing;
-}
-
-// ---- the runs API (docs/runs.md, docs/recover.md) -------------------------------------------
-
-export interface Retention {
-  days: number;
-  /** ISO-8601, UTC. */
-  expiresAt: string;
-}
-
-/** POST /v1/runs/{runId}/agents. */
-export interface RunAgent {
-  runId: string;
-  agentId: string;
-  role?: string | null;
-  objectiveDimensions?: number | null;
-  /** Steps applied so far (registering again keeps the state). */
-  sequence: number;
-  retention?: Retention;
-}
-
-/** POST /v1/runs/{runId}/steps: the verdict after the batch's last step. While the monitor is
- * off (`monitor_disabled`) only `accepted` is meaningful. */
-export interface StepsResult {
-  runId: string;
-  agentId: string;
-  accepted: number;
-  monitor_disabled?: boolean;
-  signals?: { repeated: boolean; stagnant: boolean; drift_score: number; novelty_score: number };
-  findings?: RunFinding[];
-  recommendation?: RunRecommendation;
-  firstIndex?: number;
-  sequence?: number;
-  segmentStart?: number;
-  executionId?: string;
-  billing?: Billing;
-  retention?: Retention;
-}
-
-/** GET /v1/runs/{runId}/signal: the agent's verdict now (re-reading it counts nothing). */
-export interface SignalResult {
-  runId: string;
-  agentId: string;
-  monitor_disabled?: boolean;
-  signal: RunSignal;
-  sequence?: number;
-  segmentStart?: number;
-  retention?: Retention;
-}
-
-/** POST /v1/runs/{runId}/reset. */
-export interface RunReset {
-  runId: string;
-  reset: { agentId: string; segmentStart: number }[];
-}
-
-/** PUT /v1/runs/{runId}/config. */
-export interface RunConfig {
-  runId: string;
-  config: RunMonitorConfig;
-  retention?: Retention;
-}
-
-/** PUT /v1/runs/{runId}/memory/{key}. */
-export interface MemoryWrite {
-  runId: string;
-  key: string;
-  /** false: it replaced the key's value. */
-  created: boolean;
-  retention?: Retention;
-}
-
-/** A lesson: the agent's own (kind `lesson`) or a snapshot's (`loop_detected`,
- * `replaced_by_restore`). */
-export interface Lesson {
-  lessonId: string;
-  kind: string;
-  text: string;
-  tags: string[];
-  createdAt: string;
-  snapshotId?: string | null;
-}
-
-/** One entry of the run's event log: `seq`, `type`, `at` and its details. */
-export interface RunEvent {
-  seq: number;
-  type: string;
-  at: string;
-  [detail: string]: unknown;
-}
-
-/** POST /v1/runs/{runId}/circuit-break. */
-export interface CircuitBreak {
-  runId: string;
-  broken: boolean;
-  snapshotId: string;
-  summary: { entries: number; reason: string };
-  agentsReset?: string[];
-  retention?: Retention;
-}
-
-/** POST /v1/runs/{runId}/snapshots/{snapshotId}/restore. */
-export interface Restore {
+export interface BreakAnswer {
+  agentsReset: string[];
+  broken: true;
+  retention: Retention;
   runId: string;
   snapshotId: string;
+  summary: BreakSummary;
+}
+
+export interface BreakBody {
+  agentId?: string | null;
+  reason: string;
+}
+
+export interface BreakSummary {
   entries: number;
-  replaced: { snapshotId: string; entries: number };
-  retention?: Retention;
+  reason: string;
 }
 
-/** POST /v1/runs/{runId}/context: the briefing of a fresh attempt. */
-export interface Briefing {
+export interface BriefingItem {
+  createdAt: string;
+  entries?: number;
+  id: string;
+  score: number;
+  type: "lesson" | "snapshot";
+}
+
+export interface ConfigAnswer {
+  config: Record<string, unknown>;
+  retention: Retention;
   runId: string;
+}
+
+export interface ContextAnswer {
   context_block: string;
-  items: { type: string; id: string; tokens: number; [field: string]: unknown }[];
-  tokens: number;
+  items: BriefingItem[];
   max_token_budget: number;
+  runId: string;
+  tokens: number;
 }
 
-// ---- telemetry ingestion and failure groups (docs/failure-groups.md) ------------------------
-
-export interface EventsAccepted {
-  executionId: string;
-  seq: number;
-  accepted: number;
-  /** The same batch again (Idempotency-Key or seq): counted once. */
-  duplicate: boolean;
-  fired: string[];
+export interface ContextBody {
+  max_token_budget?: number;
+  query: string;
 }
 
-export interface ExecutionEnded {
-  executionId: string;
-  ended: boolean;
+export interface Credits {
+  quota: number;
+  used: number;
+}
+
+export interface EndAnswer {
   alreadyEnded: boolean;
+  ended: true;
+  executionId: string;
   fired: string[];
 }
 
-export type Severity = "critical" | "warning" | "info";
-export type FailureGroupClass = "loops" | "semantic_loop" | "tool_calls";
+export interface EndBody {
+  durationMs?: number | null;
+}
 
-export interface FailureGroup {
-  signature: string;
-  class: FailureGroupClass;
-  sub: string;
-  /** The tenant's routing of the class, applied when read. */
-  severity: Severity;
+export interface EventsPage {
+  events: RunEvent[];
+  next: string | null;
+  runId: string;
+}
+
+export interface FailureGroupDetail {
+  canonicalState: string | null;
+  executions: AffectedExecution[];
+  group: FailureGroupView;
+  playbook: Playbook;
+  timeline: GroupDay[];
+}
+
+export interface FailureGroupView {
+  class: "loops" | "semantic_loop" | "tool_calls";
   executions: number;
   firstSeen: string;
   lastSeen: string;
   playbook: string;
+  severity: "critical" | "warning" | "info";
+  signature: string;
+  sub: string;
 }
 
-export interface FailureGroupPage {
-  items: FailureGroup[];
+export interface FailureGroupsPage {
+  items: FailureGroupView[];
   nextCursor: string | null;
 }
 
-/** GET /v1/playbooks/{name}. */
+/** An execute ``output`` too large to inline: GET ``downloadUrl`` before ``expiresAt`` for the output's JSON, ``bytes`` long, exactly what ``output`` would have held. */
+export interface FileOutput {
+  bytes: number;
+  downloadUrl: string;
+  expiresAt: string;
+  fileRef: string;
+  method: "GET";
+}
+
+/** POST /v1/files: a fileRef, and where to PUT its bytes before ``expiresAt``. */
+export interface FileUpload {
+  expiresAt: string;
+  fileRef: string;
+  maxBytes: number;
+  method: "PUT";
+  uploadUrl: string;
+}
+
+export interface Flagged {
+  severity: "warning" | "critical";
+  step: number;
+}
+
+export interface GroupDay {
+  day: string;
+  executions: number;
+}
+
+export interface Lesson {
+  createdAt: string;
+  kind: "lesson" | "fact" | "loop_detected" | "replaced_by_restore";
+  lessonId: string;
+  snapshotId?: string;
+  tags: string[];
+  text: string;
+}
+
+export interface LessonAdded {
+  createdAt: string;
+  kind: "lesson" | "fact" | "loop_detected" | "replaced_by_restore";
+  lessonId: string;
+  retention: Retention;
+  runId: string;
+  snapshotId?: string;
+  tags: string[];
+  text: string;
+}
+
+export interface LessonBody {
+  kind?: string;
+  tags?: string[];
+  text: string;
+}
+
+export interface LessonsPage {
+  lessons: Lesson[];
+  next: string | null;
+  runId: string;
+}
+
+export interface ListedAgent {
+  agentId: string;
+  createdAt: string | null;
+  lastActivity: string | null;
+  recommendation: Recommendation | null;
+  role: string | null;
+  segmentStart: number;
+  sequence: number;
+  signal: SignalSummary | null;
+}
+
+/** Validated as plain dicts: twice as fast as 5,000 model instances (benchmarks/). */
+export interface LoopDetectEvent {
+  action: string;
+  outcome?: string | null;
+  stateFingerprint?: string | null;
+  target?: string | null;
+}
+
+export interface LoopDetectInput {
+  events: LoopDetectEvent[];
+  repeatThreshold?: number;
+  similarity?: "EXACT" | "ACTION_TARGET";
+  window?: number;
+}
+
+export interface LoopDetectOutput {
+  confidence: "NONE" | "MEDIUM" | "HIGH";
+  cycleLength: number;
+  eventIndices: number[];
+  loopDetected: boolean;
+  repeatThreshold: number;
+  similarity: "EXACT" | "ACTION_TARGET";
+  spans: LoopDetectSpan[];
+  window: number;
+}
+
+export interface LoopDetectSpan {
+  cycleLength: number;
+  end: number;
+  repeats: number;
+  start: number;
+}
+
+export interface LoopsAppliedThresholds {
+  identical_call_min_repeats: number;
+  similar_call_distance_threshold: number;
+  similar_call_min_cluster_size: number;
+  step_count_threshold: number;
+  time_budget_ms: number;
+}
+
+/** A telemetry event. Fields other than these are the agent's own and are ignored. */
+export interface LoopsEvent {
+  embedding?: number[] | null;
+  model?: string | null;
+  timestamp?: JsonValue;
+  type: string;
+  user_message?: string | null;
+}
+
+export interface LoopsFinding {
+  count?: number;
+  distinctMessages?: number;
+  durationMs?: number;
+  durationSource?: "durationMs" | "startedAt/endedAt" | "timestamps";
+  eventIndices: number[];
+  playbook: "step_count" | "identical_call" | "similar_call" | "time_budget";
+  signature: string;
+  sub: "step_count" | "identical_call" | "similar_call" | "time_budget";
+}
+
+export interface LoopsInput {
+  durationMs?: number | null;
+  endedAt?: string | null;
+  events: LoopsEvent[];
+  startedAt?: string | null;
+  thresholds?: LoopsThresholds | null;
+}
+
+export interface LoopsOutput {
+  findings: LoopsFinding[];
+  fired: boolean;
+  stats: LoopsStats;
+  thresholds: LoopsAppliedThresholds;
+}
+
+export interface LoopsStats {
+  durationMs: number | null;
+  durationSource: "durationMs" | "startedAt/endedAt" | "timestamps" | null;
+  embeddingsIgnored: string | null;
+  events: number;
+  llmCalls: number;
+  llmCallsSkipped: number;
+  timeBudgetEvaluated: boolean;
+  timeBudgetNotEvaluatedReason: string | null;
+  timestamps: number;
+  timestampsOutOfOrder: number;
+  vectors: "embedding" | "lexical" | null;
+}
+
+/** Per-call overrides; values are checked by skills.thresholds (types and bounds). */
+export interface LoopsThresholds {
+  identical_call_min_repeats?: JsonValue;
+  similar_call_distance_threshold?: JsonValue;
+  similar_call_min_cluster_size?: JsonValue;
+  step_count_threshold?: JsonValue;
+  time_budget_ms?: JsonValue;
+}
+
+export interface MemoryDeleted {
+  deleted: true;
+  key: string;
+  runId: string;
+}
+
+export interface MemoryEntry {
+  key: string;
+  retention: Retention;
+  runId: string;
+  updatedAt: string;
+  value: JsonValue;
+}
+
+export interface MemoryPage {
+  count: number;
+  entries: Record<string, unknown>;
+  next: string | null;
+  runId: string;
+}
+
+export interface MemorySet {
+  created: boolean;
+  key: string;
+  retention: Retention;
+  runId: string;
+}
+
+/** ``config`` without the thresholds (checked by name, against their bounds). */
+export interface MonitorConfig {
+  condensation_limit?: number;
+  content_chunk_chars?: number;
+  content_repeats?: number;
+  cycle_repeats?: number;
+  cycle_window?: number;
+  disabled_rules?: ("repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call")[];
+  drift_threshold?: number;
+  error_streak?: number;
+  history_size?: number;
+  ignore_keys?: string[];
+  monologue_limit?: number;
+  monologue_run?: number;
+  monologue_similar?: number;
+  novelty_floor?: number;
+  novelty_window?: number;
+  nudges_before_break?: number;
+  poll_warn?: number;
+  repeat_critical?: number;
+  repeat_warn?: number;
+  reset_on_repeated_user_message?: boolean;
+  reset_on_user_message?: boolean;
+  revisit_threshold?: number;
+  run_repeat_warn?: number;
+  same_result_warn?: number;
+  similar_args?: number;
+  similar_critical?: number;
+  similar_warn?: number;
+  stagnation_threshold?: number;
+  tools?: Record<string, ToolConfig>;
+}
+
+export interface MonitorFinding {
+  count: number;
+  rationale: string;
+  rule: "repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call";
+  severity: "warning" | "critical";
+  stepIndices: number[];
+}
+
+/** A step batch or a signal while the tenant's monitor is off: nothing stored or charged. */
+export interface MonitorOff {
+  accepted?: number;
+  agentId: string;
+  monitor_disabled: true;
+  runId: string;
+  signal?: null;
+}
+
 export interface Playbook {
+  markdown: string;
   name: string;
   title: string;
-  markdown: string;
 }
 
-export interface FailureGroupDetail {
-  group: FailureGroup;
-  /** The 20 most recent. */
-  executions: { executionId: string; firedAt: string }[];
-  playbook: Playbook;
-  canonicalState: string | null;
-  /** Affected executions per day (UTC), oldest first. */
-  timeline: { day: string; executions: number }[];
+export interface Recommendation {
+  action: "continue" | "nudge" | "break";
+  nudge?: string;
 }
 
-// ---- tenant settings (docs/failure-groups.md, docs/thresholds.md) ---------------------------
+export interface Registered {
+  agentId: string;
+  objectiveDimensions: number | null;
+  retention: Retention;
+  role: string | null;
+  runId: string;
+  sequence: number;
+}
+
+export interface Registration {
+  agentId: string;
+  objectiveEmbedding?: number[] | null;
+  role?: string | null;
+}
+
+export interface Replaced {
+  entries: number;
+  snapshotId: string;
+}
+
+export interface ResetAnswer {
+  reset: AgentReset[];
+  runId: string;
+}
+
+export interface ResetBody {
+  agentId?: string | null;
+}
+
+export interface RestoreAnswer {
+  entries: number;
+  replaced: Replaced;
+  restored: true;
+  retention: Retention;
+  runId: string;
+  snapshotId: string;
+}
+
+export interface Retention {
+  days: number;
+  expiresAt: string;
+}
+
+export interface Routing {
+  loops: "critical" | "warning" | "info";
+  semantic_loop: "critical" | "warning" | "info";
+  tool_calls: "critical" | "warning" | "info";
+}
+
+export interface RunDetail {
+  agents: AgentView[];
+  config: Record<string, unknown> | null;
+  lastActivity: string | null;
+  retention: Retention;
+  runId: string;
+}
+
+export interface RunEvent {
+  agentIds?: string[];
+  at: string;
+  entries?: number;
+  reason?: string;
+  replacedSnapshotId?: string;
+  seq: number;
+  snapshotId: string;
+  type: "CIRCUIT_BROKEN" | "MEMORY_RESTORED";
+}
+
+export interface RunListed {
+  agents: ListedAgent[];
+  lastActivity: string | null;
+  runId: string;
+}
+
+export interface RunMonitorInput {
+  config?: SkillMonitorConfig | null;
+  steps: Step[];
+}
+
+export interface RunMonitorOutput {
+  confidence: number;
+  drift_score: number;
+  ever_flagged: Record<string, Flagged>;
+  findings: MonitorFinding[];
+  first_flagged: number | null;
+  is_drifting: boolean;
+  is_looping: boolean;
+  is_novelty_starved: boolean;
+  is_stuck: boolean;
+  loop_score: number;
+  novelty_score: number;
+  rationale: string;
+  recommendation: Recommendation;
+  segmentStart: number;
+  source: "rule";
+  steps: number;
+  timeline: TimelineEntry[];
+}
+
+export interface RunsPage {
+  items: RunListed[];
+  nextCursor: string | null;
+}
+
+/** A telemetry event. Checkpoints' ``name`` and ``metadata`` are checked in ``parse``: a field of the same name on another event type is not this skill's business. */
+export interface SemanticLoopEvent {
+  metadata?: JsonValue;
+  name?: JsonValue;
+  type: string;
+}
+
+export interface SemanticLoopGroup {
+  count: number;
+  eventIndices: number[];
+  hash: string;
+  signature: string;
+}
+
+export interface SemanticLoopInput {
+  events: SemanticLoopEvent[];
+  ignoreKeys?: string[];
+  thresholds?: SemanticLoopThresholds | null;
+}
+
+export interface SemanticLoopOutput {
+  checkpoints: number;
+  fired: boolean;
+  groups: SemanticLoopGroup[];
+  revisitThreshold: number;
+  skipped: number;
+}
+
+export interface SemanticLoopThresholds {
+  revisit_threshold?: JsonValue;
+}
 
 export interface SeverityRouting {
-  loops?: Severity;
-  semantic_loop?: Severity;
-  tool_calls?: Severity;
+  loops?: "critical" | "warning" | "info";
+  semantic_loop?: "critical" | "warning" | "info";
+  tool_calls?: "critical" | "warning" | "info";
+}
+
+export interface Signal {
+  confidence: number;
+  drift_score: number;
+  ever_flagged: Record<string, Flagged>;
+  findings: MonitorFinding[];
+  first_flagged: number | null;
+  is_drifting: boolean;
+  is_looping: boolean;
+  is_novelty_starved: boolean;
+  is_stuck: boolean;
+  loop_score: number;
+  novelty_score: number;
+  rationale: string;
+  recommendation: Recommendation;
+  source: "rule";
+}
+
+export interface SignalAnswer {
+  agentId: string;
+  monitor_disabled: false;
+  retention: Retention;
+  runId: string;
+  segmentStart: number;
+  sequence: number;
+  signal: Signal;
+}
+
+/** The signal without its findings and recommendation (a listing of runs shows it). */
+export interface SignalSummary {
+  confidence: number;
+  drift_score: number;
+  ever_flagged: Record<string, Flagged>;
+  first_flagged: number | null;
+  is_drifting: boolean;
+  is_looping: boolean;
+  is_novelty_starved: boolean;
+  is_stuck: boolean;
+  loop_score: number;
+  novelty_score: number;
+  rationale: string;
+  source: "rule";
+}
+
+/** ``config`` without the thresholds (checked by name, against their bounds). */
+export interface SkillMonitorConfig {
+  condensation_limit?: number;
+  content_chunk_chars?: number;
+  content_repeats?: number;
+  cycle_repeats?: number;
+  cycle_window?: number;
+  disabled_rules?: ("repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call")[];
+  drift_threshold?: number;
+  error_streak?: number;
+  history_size?: number;
+  ignore_keys?: string[];
+  monologue_limit?: number;
+  monologue_run?: number;
+  monologue_similar?: number;
+  novelty_floor?: number;
+  novelty_window?: number;
+  nudges_before_break?: number;
+  objective_embedding?: number[] | null;
+  poll_warn?: number;
+  repeat_critical?: number;
+  repeat_warn?: number;
+  reset_on_repeated_user_message?: boolean;
+  reset_on_user_message?: boolean;
+  revisit_threshold?: number;
+  run_repeat_warn?: number;
+  same_result_warn?: number;
+  similar_args?: number;
+  similar_critical?: number;
+  similar_warn?: number;
+  stagnation_threshold?: number;
+  tools?: Record<string, ToolConfig>;
+}
+
+export interface SnapshotPage {
+  agentIds?: string[];
+  createdAt: string;
+  entries: Record<string, unknown>;
+  kind: "loop_detected" | "replaced_by_restore";
+  next: string | null;
+  reason?: string;
+  restoredFrom?: string;
+  retention: Retention;
+  runId: string;
+  snapshotId: string;
+}
+
+/** Validated as plain dicts (5,000 model instances cost twice as much, benchmarks/). */
+export interface Step {
+  action?: string;
+  agentId?: string;
+  args?: JsonValue;
+  embedding?: number[];
+  kind: string;
+  metadata?: JsonValue;
+  model?: string;
+  outcome?: "positive" | "negative" | "neutral" | "error" | null;
+  result?: JsonValue;
+  text?: string;
+}
+
+export interface StepBatch {
+  steps: Step[];
+}
+
+export interface StepSignals {
+  drift_score: number;
+  novelty_score: number;
+  repeated: boolean;
+  stagnant: boolean;
+}
+
+export interface StepsAnswer {
+  accepted: number;
+  agentId: string;
+  billing: Billing;
+  executionId: string;
+  findings: MonitorFinding[];
+  firstIndex: number;
+  recommendation: Recommendation;
+  retention: Retention;
+  runId: string;
+  segmentStart: number;
+  sequence: number;
+  signals: StepSignals;
+}
+
+export interface TelemetryRetention {
+  group_retention_days: number;
+  telemetry_retention_days: number;
 }
 
 export interface TelemetrySettings {
-  /** 1..365. */
-  telemetry_retention_days?: number;
-  /** 1..730. */
   group_retention_days?: number;
+  telemetry_retention_days?: number;
 }
 
-export interface DetectorThreshold {
-  value: number | boolean;
-  default: number | boolean;
-  min: number | boolean;
-  max: number | boolean;
-  type: "integer" | "number" | "boolean";
-  /** Your own setting; null: the default applies. */
+export interface ThresholdView {
   configured: number | boolean | null;
+  default: number | boolean;
+  max: number | boolean | null;
+  min: number | boolean | null;
+  type: "integer" | "number" | "boolean";
   used_by: string;
+  value: number | boolean;
 }
 
-export interface DetectorThresholds {
-  plan: string;
-  thresholds: Record<string, DetectorThreshold>;
+export interface ThresholdViews {
+  condensation_limit: ThresholdView;
+  content_chunk_chars: ThresholdView;
+  content_repeats: ThresholdView;
+  cycle_repeats: ThresholdView;
+  cycle_window: ThresholdView;
+  drift_threshold: ThresholdView;
+  error_streak: ThresholdView;
+  history_size: ThresholdView;
+  identical_call_min_repeats: ThresholdView;
+  monitor_disabled: ThresholdView;
+  monologue_limit: ThresholdView;
+  monologue_run: ThresholdView;
+  monologue_similar: ThresholdView;
+  novelty_floor: ThresholdView;
+  novelty_window: ThresholdView;
+  nudges_before_break: ThresholdView;
+  poll_warn: ThresholdView;
+  repeat_critical: ThresholdView;
+  repeat_warn: ThresholdView;
+  revisit_threshold: ThresholdView;
+  run_repeat_warn: ThresholdView;
+  run_retention_days: ThresholdView;
+  same_result_warn: ThresholdView;
+  similar_args: ThresholdView;
+  similar_call_distance_threshold: ThresholdView;
+  similar_call_min_cluster_size: ThresholdView;
+  similar_critical: ThresholdView;
+  similar_warn: ThresholdView;
+  stagnation_threshold: ThresholdView;
+  step_count_threshold: ThresholdView;
+  time_budget_ms: ThresholdView;
 }
 
-/** A PUT /v1/detector-thresholds: any subset of the names; null goes back to the default. */
-export type DetectorThresholdsUpdate = Record<string, number | boolean | null>;
-
-export interface TimeBudgetConfig {
-  time_budget_ms: number;
-  max_time_budget_ms: number;
+export interface ThresholdsAnswer {
   plan: string;
+  thresholds: ThresholdViews;
+}
+
+export interface ThresholdsPatch {
+  condensation_limit?: number | null;
+  content_chunk_chars?: number | null;
+  content_repeats?: number | null;
+  cycle_repeats?: number | null;
+  cycle_window?: number | null;
+  drift_threshold?: number | null;
+  error_streak?: number | null;
+  history_size?: number | null;
+  identical_call_min_repeats?: number | null;
+  monitor_disabled?: boolean | null;
+  monologue_limit?: number | null;
+  monologue_run?: number | null;
+  monologue_similar?: number | null;
+  novelty_floor?: number | null;
+  novelty_window?: number | null;
+  nudges_before_break?: number | null;
+  poll_warn?: number | null;
+  repeat_critical?: number | null;
+  repeat_warn?: number | null;
+  revisit_threshold?: number | null;
+  run_repeat_warn?: number | null;
+  run_retention_days?: number | null;
+  same_result_warn?: number | null;
+  similar_args?: number | null;
+  similar_call_distance_threshold?: number | null;
+  similar_call_min_cluster_size?: number | null;
+  similar_critical?: number | null;
+  similar_warn?: number | null;
+  stagnation_threshold?: number | null;
+  step_count_threshold?: number | null;
+  time_budget_ms?: number | null;
+}
+
+export interface TimeBudgetAnswer {
+  clamped: boolean;
   configured_time_budget_ms: number | null;
   default_time_budget_ms: number;
-  clamped: boolean;
-}
-
-// ---- reading runs, usage (docs/runs.md "Reading runs", docs/dashboard.md) -------------------
-export interface RunAgentView {
-  agentId: string;
-  role: string | null;
-  /** Steps applied. */
-  sequence: number;
-  segmentStart: number;
-  createdAt: string | null;
-  lastActivity: string | null;
-  /** The merged verdict (GET .../signal's `signal`; in a listing without its findings), null
-   * while the monitor is off. */
-  signal: Record<string, unknown> | null;
-  recommendation: { action: "continue" | "nudge" | "break"; nudge?: string } | null;
-}
-
-export interface RunSummary {
-  runId: string;
-  lastActivity: string;
-  agents: RunAgentView[];
-}
-
-/** GET /v1/runs: live runs, newest activity first. */
-export interface RunPage {
-  items: RunSummary[];
-  nextCursor: string | null;
-}
-
-/** GET /v1/runs/{runId}: every live agent with its full signal, and the run's config. */
-export interface RunDetail extends RunSummary {
-  config: Record<string, unknown> | null;
-  retention: { days: number; expiresAt: string };
-}
-
-/** GET /v1/usage: this period's credits against the plan's, the last 30 days' charged calls. */
-/** An execute `output` too large to inline (over the 6 MB a response may carry): GET
- * `downloadUrl` before `expiresAt` for the output's JSON, `bytes` long. `execute` fetches it for
- * you; `executeAny(key, input, { fetchOutput: false })` hands it over as it is. */
-export interface FileOutput {
-  fileRef: string;
-  downloadUrl: string;
-  method: "GET";
-  expiresAt: string;
-  bytes: number;
-}
-
-/** POST /v1/files: a fileRef and where to PUT its bytes (a JSON array or JSON Lines, at most
- * `maxBytes`) before `expiresAt`; then `execute(skill, { fileRef })`. */
-export interface FileUpload {
-  fileRef: string;
-  uploadUrl: string;
-  method: "PUT";
-  expiresAt: string;
-  maxBytes: number;
-}
-
-export interface Usage {
+  max_time_budget_ms: number;
   plan: string;
-  period: string;
-  credits: { used: number; quota: number };
-  /** Oldest first, today (UTC) last. */
-  days: { day: string; calls: number; bySkill: Record<string, number> }[];
+  time_budget_ms: number;
 }
+
+export interface TimeBudgetPatch {
+  time_budget_ms: number | null;
+}
+
+export interface TimelineEntry {
+  action: "continue" | "nudge" | "break";
+  findings: TimelineFinding[];
+  index: number;
+}
+
+export interface TimelineFinding {
+  rule: "repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call";
+  severity: "warning" | "critical";
+  stepIndices: number[];
+}
+
+export interface ToolConfig {
+  exempt?: boolean;
+  ignore_keys?: string[];
+  poll?: boolean;
+  poll_warn?: JsonValue;
+  repeat_critical?: JsonValue;
+  repeat_warn?: JsonValue;
+  run_repeat_warn?: JsonValue;
+  same_result?: boolean;
+  same_result_warn?: JsonValue;
+  similar_critical?: JsonValue;
+  similar_warn?: JsonValue;
+}
+
+export interface UsageAnswer {
+  credits: Credits;
+  days: UsageDay[];
+  period: string;
+  plan: string;
+}
+
+export interface UsageDay {
+  bySkill: Record<string, number>;
+  calls: number;
+  day: string;
+}
+
+/** The skills POST /v1/execute runs: each one's input and output. */
+export interface SkillMap {
+  "agent.loop_detect": { input: LoopDetectInput; output: LoopDetectOutput };
+  "agent.loops": { input: LoopsInput; output: LoopsOutput };
+  "agent.run_monitor": { input: RunMonitorInput; output: RunMonitorOutput };
+  "agent.semantic_loop": { input: SemanticLoopInput; output: SemanticLoopOutput };
+}
+
+export type SkillKey = keyof SkillMap;
+/** A skill's input by file (Client.upload): its events (agent.run_monitor: its steps) in the file
+ * the ref names, its other parameters beside it (docs/files.md). */
+export type FileInput<I> = Omit<I, "events" | "steps"> & { fileRef: string };
+/** A v1 skill's input type; `unknown` for other skill keys (Client.executeAny). */
+export type SkillInput<K extends string> = K extends SkillKey ? SkillMap[K]["input"] : unknown;
+/** A v1 skill's output type; `unknown` for other skill keys (Client.executeAny). */
+export type SkillOutput<K extends string> = K extends SkillKey ? SkillMap[K]["output"] : unknown;
+
+/** The 200 answer of POST /v1/execute. */
+export interface ExecuteResponse<K extends string = string> {
+  billing: Billing;
+  executionId: string;
+  output: SkillOutput<K>;
+  skillKey: K;
+  skillVersion: string;
+}
+
+export type Briefing = ContextAnswer;
+export type CircuitBreak = BreakAnswer;
+export type DetectorThreshold = ThresholdView;
+export type DetectorThresholds = ThresholdsAnswer;
+export type DetectorThresholdsUpdate = ThresholdsPatch;
+export type DurationSource = "durationMs" | "startedAt/endedAt" | "timestamps" | null;
+export type Empty = Record<string, unknown>;
+export type EventsAccepted = BatchAnswer;
+export type ExecutionEnded = EndAnswer;
+export type FailureGroup = FailureGroupView;
+export type FailureGroupClass = "loops" | "semantic_loop" | "tool_calls";
+export type FailureGroupDay = GroupDay;
+export type FailureGroupExecution = AffectedExecution;
+export type FailureGroupPage = FailureGroupsPage;
+export type LoopSimilarity = "EXACT" | "ACTION_TARGET";
+export type LoopSpan = LoopDetectSpan;
+export type LoopsSub = "step_count" | "identical_call" | "similar_call" | "time_budget";
+export type MemoryWrite = MemorySet;
+export type Restore = RestoreAnswer;
+export type RunAction = "continue" | "nudge" | "break";
+export type RunAgent = Registered;
+export type RunAgentView = AgentView;
+export type RunConfig = ConfigAnswer;
+export type RunFinding = MonitorFinding;
+export type RunMonitorConfig = SkillMonitorConfig;
+export type RunPage = RunsPage;
+export type RunRecommendation = Recommendation;
+export type RunReset = ResetAnswer;
+export type RunRule = "repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call";
+export type RunSeverity = "warning" | "critical";
+export type RunSignal = Signal;
+export type RunStep = Step;
+export type RunSummary = RunListed;
+export type RunTimelineEntry = TimelineEntry;
+export type RunTimelineFinding = TimelineFinding;
+export type RunToolPolicy = ToolConfig;
+export type Severity = "critical" | "warning" | "info";
+export type SignalResult = SignalAnswer | MonitorOff;
+export type StepsResult = StepsAnswer | MonitorOff;
+export type TelemetryEvent = LoopsEvent | SemanticLoopEvent;
+export type TimeBudgetConfig = TimeBudgetAnswer;
+export type Usage = UsageAnswer;
+export type UsageCredits = Credits;

@@ -85,7 +85,8 @@ function track(policy: Policy): LoopsenseHooks["tracker"] {
 }
 
 async function sequence(hooks: LoopsenseHooks): Promise<number | undefined> {
-  return (await client.runs.signal(hooks.tracker.runId, { agentId: "ari" })).sequence;
+  const answer = await client.runs.signal(hooks.tracker.runId, { agentId: "ari" });
+  return "sequence" in answer ? answer.sequence : undefined; // undefined: the monitor is off
 }
 
 async function run(v: Version, mode: "generate" | "stream", options: Record<string, unknown>): Promise<any> {

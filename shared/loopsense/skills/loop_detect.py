@@ -7,7 +7,7 @@ are VALIDATION_ERROR); the run-time limits below get the skill's own codes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel, Field, PrivateAttr, with_config
 from typing_extensions import TypedDict
@@ -29,7 +29,7 @@ INVALID = "LOOP_EVENTS_INVALID"
 LIMIT = "LOOP_EVENT_LIMIT_EXCEEDED"
 
 @with_config(STRICT)
-class Event(TypedDict):
+class LoopDetectEvent(TypedDict):
     """Validated as plain dicts: twice as fast as 5,000 model instances (benchmarks/)."""
 
     action: str
@@ -40,16 +40,17 @@ class Event(TypedDict):
 
 class LoopDetectInput(BaseModel):
     model_config = STRICT
-    events: list[Event] = Field(min_length=1, max_length=SCHEMA_MAX_EVENTS)
+    events: list[LoopDetectEvent] = Field(min_length=1, max_length=SCHEMA_MAX_EVENTS)
     window: int = Field(WINDOW[1], ge=WINDOW[0], le=WINDOW[2])
     repeatThreshold: int = Field(REPEATS[1], ge=REPEATS[0], le=REPEATS[2])
-    # Any string passes the schema; one outside SIMILARITIES is LOOP_EVENTS_INVALID.
-    similarity: str = "EXACT"
+    # Any string passes the model; one outside SIMILARITIES is LOOP_EVENTS_INVALID (the
+    # document lists them).
+    similarity: Annotated[str, Field(json_schema_extra={"enum": list(SIMILARITIES)})] = "EXACT"
     # The EXACT keys, when parse() read the events without pydantic (they come with the check).
     _exact_keys: list[tuple[str | None, ...]] | None = PrivateAttr(None)
 
 
-class SpanOut(BaseModel):
+class LoopDetectSpan(BaseModel):
     start: int
     end: int
     cycleLength: int
@@ -64,7 +65,7 @@ class LoopDetectOutput(BaseModel):
     cycleLength: int
     confidence: Literal["NONE", "MEDIUM", "HIGH"]
     eventIndices: list[int]
-    spans: list[SpanOut]
+    spans: list[LoopDetectSpan]
 
 
 def parse(raw: Any) -> LoopDetectInput:
@@ -156,7 +157,7 @@ def detect(parsed: LoopDetectInput) -> LoopDetectOutput:
         "cycleLength": span.cycle_length,
         "confidence": "HIGH" if high else "MEDIUM",
         "eventIndices": list(range(span.start, span.end + 1)),
-        "spans": [SpanOut(start=span.start, end=span.end, cycleLength=span.cycle_length,
+        "spans": [LoopDetectSpan(start=span.start, end=span.end, cycleLength=span.cycle_length,
                           repeats=span.repeats)],
     })
 

@@ -40,7 +40,7 @@ FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
 @with_config(ConfigDict(extra="ignore", strict=True))
-class Event(TypedDict):
+class LoopsEvent(TypedDict):
     """A telemetry event. Fields other than these are the agent's own and are ignored."""
 
     type: str
@@ -54,7 +54,7 @@ class Event(TypedDict):
 
 
 @with_config(STRICT)
-class Thresholds(TypedDict, total=False):
+class LoopsThresholds(TypedDict, total=False):
     """Per-call overrides; values are checked by skills.thresholds (types and bounds)."""
 
     step_count_threshold: Any
@@ -66,11 +66,11 @@ class Thresholds(TypedDict, total=False):
 
 class LoopsInput(BaseModel):
     model_config = STRICT
-    events: list[Event] = Field(min_length=1, max_length=MAX_EVENTS)
+    events: list[LoopsEvent] = Field(min_length=1, max_length=MAX_EVENTS)
     durationMs: int | None = Field(None, ge=0, le=MAX_DURATION_MS)
     startedAt: str | None = Field(None, max_length=64)
     endedAt: str | None = Field(None, max_length=64)
-    thresholds: Thresholds | None = None
+    thresholds: LoopsThresholds | None = None
 
 
 # The answer's shapes (docs/skills/loops.md): a finding carries the fields of its sub-signature.
@@ -105,7 +105,7 @@ class LoopsStats(TypedDict):
 
 
 @with_config(ANSWER)
-class LoopsThresholds(TypedDict):
+class LoopsAppliedThresholds(TypedDict):
     step_count_threshold: int
     identical_call_min_repeats: int
     similar_call_distance_threshold: float
@@ -118,7 +118,7 @@ class LoopsOutput(TypedDict):
     fired: bool
     findings: list[LoopsFinding]
     stats: LoopsStats
-    thresholds: LoopsThresholds
+    thresholds: LoopsAppliedThresholds
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,9 @@ LIMIT = "RUN_STEP_LIMIT_EXCEEDED"
 CONFIG = "input.config"
 
 Key = Annotated[str, StringConstraints(max_length=MAX_KEY_LENGTH)]
+# A rule's name: any string passes the model (resolve_config names an unknown one); the
+# document lists them.
+Rule = Annotated[str, Field(json_schema_extra={"enum": list(RULES)})]
 Embedding = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_EMBEDDING)]
 
 
@@ -97,7 +100,7 @@ class Settings(BaseModel):
     model_config = STRICT
     tools: dict[Annotated[str, StringConstraints(max_length=256)], ToolConfig] = Field(
         default_factory=dict, max_length=MAX_TOOLS)
-    disabled_rules: list[str] = Field(default_factory=list, max_length=len(RULES))
+    disabled_rules: list[Rule] = Field(default_factory=list, max_length=len(RULES))
     reset_on_user_message: bool = True
     reset_on_repeated_user_message: bool = False
     ignore_keys: list[Key] = Field(default_factory=list, max_length=MAX_KEYS)
@@ -112,7 +115,6 @@ class RunMonitorInput(BaseModel):
 
 # The answer's shapes (the monitor's signal, core/monitor/signal.py, as every answer showing it
 # has it: this skill's, and the runs API's).
-Rule = Annotated[str, Field(json_schema_extra={"enum": list(RULES)})]
 Severity = Literal["warning", "critical"]
 
 

@@ -36,15 +36,17 @@ LIMIT = "SEMANTIC_LOOP_EVENT_LIMIT_EXCEEDED"
 
 
 @with_config(ConfigDict(extra="allow", strict=True))
-class Event(TypedDict):
+class SemanticLoopEvent(TypedDict):
     """A telemetry event. Checkpoints' ``name`` and ``metadata`` are checked in ``parse``: a
     field of the same name on another event type is not this skill's business."""
 
     type: str
+    name: NotRequired[Any]  # a checkpoint's: a string
+    metadata: NotRequired[Any]  # a checkpoint's state (absent: {})
 
 
 @with_config(STRICT)
-class Thresholds(TypedDict):
+class SemanticLoopThresholds(TypedDict):
     # Any here: skills.thresholds.effective checks type and bounds, the same way for all skills.
     revisit_threshold: NotRequired[Any]
 
@@ -54,12 +56,12 @@ IgnoreKey = Annotated[str, StringConstraints(max_length=MAX_KEY_LENGTH)]
 
 class SemanticLoopInput(BaseModel):
     model_config = STRICT
-    events: list[Event] = Field(min_length=MIN_EVENTS)
-    thresholds: Thresholds | None = None
+    events: list[SemanticLoopEvent] = Field(min_length=MIN_EVENTS)
+    thresholds: SemanticLoopThresholds | None = None
     ignoreKeys: list[IgnoreKey] = Field(default_factory=list, max_length=MAX_IGNORE_KEYS)
 
 
-class GroupOut(BaseModel):
+class SemanticLoopGroup(BaseModel):
     signature: str
     hash: str
     count: int
@@ -71,7 +73,7 @@ class SemanticLoopOutput(BaseModel):
     revisitThreshold: int
     checkpoints: int
     skipped: int
-    groups: list[GroupOut]
+    groups: list[SemanticLoopGroup]
 
 
 def parse(raw: Any) -> SemanticLoopInput:
@@ -96,14 +98,14 @@ def detect(parsed: SemanticLoopInput,
         if event["type"] != CHECKPOINT:
             continue
         checkpoints += 1
-        metadata = event.get("metadata", {})  # absent hashes as {}; null is the value null
+        metadata: Any = event.get("metadata", {})  # absent hashes as {}; null is the value null
         try:
             digest = canonical_hash(metadata, ignore)
         except CanonicalError as exc:
             raise validation_error(f"input.events.{index}.metadata", exc.issue) from None
         by_hash.setdefault(digest, []).append(index)
     groups = [
-        GroupOut(signature=SIGNATURE_PREFIX + digest[:8], hash=digest, count=len(indices),
+        SemanticLoopGroup(signature=SIGNATURE_PREFIX + digest[:8], hash=digest, count=len(indices),
                  eventIndices=indices)
         for digest, indices in by_hash.items() if len(indices) >= threshold
     ]

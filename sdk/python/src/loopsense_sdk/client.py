@@ -61,12 +61,12 @@ from loopsense_sdk.types import (
     RunMonitorFileInput,
     RunMonitorInput,
     RunMonitorOutput,
+    SemanticLoopEvent,
     SemanticLoopFileInput,
     SemanticLoopInput,
     SemanticLoopOutput,
     SemanticLoopThresholds,
     SkillKey,
-    TelemetryEvent,
     Usage,
 )
 
@@ -83,13 +83,13 @@ BASE_URL_ENV = "LOOPSENSE_BASE_URL"
 log = logging.getLogger("loopsense_sdk")
 
 
-def checkpoint(name: str | None = None, /, **state: Any) -> TelemetryEvent:
+def checkpoint(name: str | None = None, /, **state: Any) -> SemanticLoopEvent:
     """A checkpoint event for agent.semantic_loop: the keyword arguments become ``metadata``.
 
     ``checkpoint("plan", goal="book a flight", step=3)`` ->
     ``{"type": "checkpoint", "name": "plan", "metadata": {"goal": "book a flight", "step": 3}}``
     """
-    event: TelemetryEvent = {"type": "checkpoint", "metadata": state}
+    event: SemanticLoopEvent = {"type": "checkpoint", "metadata": state}
     if name is not None:
         event["name"] = name
     return event

@@ -1,554 +1,1038 @@
-"""Typed inputs and outputs of the v1 skills and of the other routes (loopsense_sdk.routes), as
-they travel on the wire (camelCase kept). The runs API's answers are dataclasses of their own
-(loopsense_sdk.runs) built from these.
+"""The API's request and answer types, as they travel on the wire (camelCase kept):
+generated from its OpenAPI document by `scripts/openapi` (loopsense_local.sdk_types)
+in the loopsense repository; do not edit. TypedDicts: plain dicts at run time
+(``json.dumps`` them, index them), checked by mypy/pyright. The runs API's answers are
+also dataclasses of their own (loopsense_sdk.runs), built from these."""
 
-TypedDicts: plain dicts at run time (``json.dumps`` them, index them), checked by mypy/pyright.
-The contracts are docs/skills/*.md of the loopsense repository.
-"""
-
+# ruff: noqa: E501
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, NotRequired, Required, TypedDict, TypeVar
+from typing import Any, Generic, Literal, NotRequired, TypedDict, TypeVar
 
 __all__ = [
-    "FailureGroupDay",
-    "RunAgentView",
-    "RunDetail",
-    "RunPage",
-    "RunSummary",
-    "Usage",
-    "UsageDay",
-    "Billing",
-    "DetectorThreshold",
-    "DetectorThresholds",
-    "DetectorThresholdsUpdate",
-    "EventsAccepted",
-    "ExecutionEnded",
-    "FailureGroup",
-    "FailureGroupDetail",
-    "FailureGroupExecution",
-    "FailureGroupPage",
-    "Playbook",
-    "Severity",
-    "SeverityRouting",
-    "TelemetrySettings",
-    "TimeBudgetConfig",
-    "ExecuteResponse",
-    "FileOutput",
-    "FileUpload",
-    "LoopDetectEvent",
-    "LoopDetectFileInput",
-    "LoopDetectInput",
-    "LoopDetectOutput",
-    "LoopDetectSpan",
-    "LoopsFileInput",
-    "LoopsFinding",
-    "LoopsInput",
-    "LoopsOutput",
-    "LoopsStats",
-    "LoopsThresholds",
-    "RunFinding",
-    "RunMonitorConfig",
-    "RunMonitorFileInput",
-    "RunMonitorInput",
-    "RunMonitorOutput",
-    "RunRecommendation",
-    "RunRule",
-    "RunSignal",
-    "RunStep",
-    "RunTimelineEntry",
-    "RunTimelineFinding",
-    "RunToolPolicy",
-    "SemanticLoopFileInput",
-    "SemanticLoopGroup",
-    "SemanticLoopInput",
-    "SemanticLoopOutput",
-    "SemanticLoopThresholds",
-    "SkillKey",
-    "TelemetryEvent",
+    'AffectedExecution',
+    'AgentReset',
+    'AgentView',
+    'Batch',
+    'BatchAnswer',
+    'Billing',
+    'BreakAnswer',
+    'BreakBody',
+    'BreakSummary',
+    'BriefingItem',
+    'ConfigAnswer',
+    'ContextAnswer',
+    'ContextBody',
+    'Credits',
+    'DetectorThreshold',
+    'DetectorThresholds',
+    'DetectorThresholdsUpdate',
+    'Empty',
+    'EndAnswer',
+    'EndBody',
+    'EventsAccepted',
+    'EventsPage',
+    'ExecuteResponse',
+    'ExecutionEnded',
+    'FailureGroup',
+    'FailureGroupDay',
+    'FailureGroupDetail',
+    'FailureGroupExecution',
+    'FailureGroupPage',
+    'FailureGroupView',
+    'FailureGroupsPage',
+    'FileInput',
+    'FileOutput',
+    'FileUpload',
+    'Flagged',
+    'GroupDay',
+    'Lesson',
+    'LessonAdded',
+    'LessonBody',
+    'LessonsPage',
+    'ListedAgent',
+    'LoopDetectEvent',
+    'LoopDetectFileInput',
+    'LoopDetectInput',
+    'LoopDetectOutput',
+    'LoopDetectSpan',
+    'LoopsAppliedThresholds',
+    'LoopsEvent',
+    'LoopsFileInput',
+    'LoopsFinding',
+    'LoopsInput',
+    'LoopsOutput',
+    'LoopsStats',
+    'LoopsThresholds',
+    'MemoryDeleted',
+    'MemoryEntry',
+    'MemoryPage',
+    'MemorySet',
+    'MonitorConfig',
+    'MonitorFinding',
+    'MonitorOff',
+    'Playbook',
+    'Recommendation',
+    'Registered',
+    'Registration',
+    'Replaced',
+    'ResetAnswer',
+    'ResetBody',
+    'RestoreAnswer',
+    'Retention',
+    'Routing',
+    'RunAgentView',
+    'RunDetail',
+    'RunEvent',
+    'RunFinding',
+    'RunListed',
+    'RunMonitorConfig',
+    'RunMonitorFileInput',
+    'RunMonitorInput',
+    'RunMonitorOutput',
+    'RunPage',
+    'RunRecommendation',
+    'RunRule',
+    'RunSignal',
+    'RunStep',
+    'RunSummary',
+    'RunTimelineEntry',
+    'RunTimelineFinding',
+    'RunToolPolicy',
+    'RunsPage',
+    'SemanticLoopEvent',
+    'SemanticLoopFileInput',
+    'SemanticLoopGroup',
+    'SemanticLoopInput',
+    'SemanticLoopOutput',
+    'SemanticLoopThresholds',
+    'Severity',
+    'SeverityRouting',
+    'Signal',
+    'SignalAnswer',
+    'SignalSummary',
+    'SkillKey',
+    'SkillMonitorConfig',
+    'SnapshotPage',
+    'Step',
+    'StepBatch',
+    'StepSignals',
+    'StepsAnswer',
+    'TelemetryEvent',
+    'TelemetryRetention',
+    'TelemetrySettings',
+    'ThresholdView',
+    'ThresholdViews',
+    'ThresholdsAnswer',
+    'ThresholdsPatch',
+    'TimeBudgetAnswer',
+    'TimeBudgetConfig',
+    'TimeBudgetPatch',
+    'TimelineEntry',
+    'TimelineFinding',
+    'ToolConfig',
+    'Usage',
+    'UsageAnswer',
+    'UsageCredits',
+    'UsageDay',
 ]
 
-SkillKey = Literal["agent.loop_detect", "agent.semantic_loop", "agent.loops", "agent.run_monitor"]
-
+SkillKey = Literal["agent.loop_detect", "agent.loops", "agent.run_monitor", "agent.semantic_loop"]
 OutputT = TypeVar("OutputT")
+
+
+class AffectedExecution(TypedDict):
+    executionId: str
+    firedAt: str
+
+
+class AgentReset(TypedDict):
+    agentId: str
+    segmentStart: int
+
+
+class AgentView(TypedDict):
+    """One agent of GET /v1/runs/{runId}: its whole signal."""
+
+    agentId: str
+    createdAt: str | None
+    lastActivity: str | None
+    recommendation: Recommendation | None
+    role: str | None
+    segmentStart: int
+    sequence: int
+    signal: Signal | None
+
+
+class Batch(TypedDict):
+    events: list[LoopsEvent]
+    seq: NotRequired[int | None]
+
+
+class BatchAnswer(TypedDict):
+    accepted: int
+    duplicate: bool
+    executionId: str
+    fired: list[str]
+    seq: int
 
 
 class Billing(TypedDict):
     credits: int
 
 
-class ExecuteResponse(TypedDict, Generic[OutputT]):
-    """The 200 answer of ``POST /v1/execute``; ``output`` is the skill's own object."""
+class BreakAnswer(TypedDict):
+    agentsReset: list[str]
+    broken: Literal[True]
+    retention: Retention
+    runId: str
+    snapshotId: str
+    summary: BreakSummary
 
-    executionId: str
-    skillKey: str
-    skillVersion: str
-    output: OutputT
-    billing: Billing
 
+class BreakBody(TypedDict):
+    agentId: NotRequired[str | None]
+    reason: str
 
-# ---- agent.loop_detect ------------------------------------------------------------------------
-class LoopDetectEvent(TypedDict, total=False):
-    """One action; ``None`` is the same as absent, ``""`` is a value. No other fields."""
 
-    action: Required[str]
-    target: str | None
-    stateFingerprint: str | None
-    outcome: str | None
+class BreakSummary(TypedDict):
+    entries: int
+    reason: str
 
 
-class LoopDetectParams(TypedDict, total=False):
-    window: int  # 2..200, default 20
-    repeatThreshold: int  # 2..20, default 3
-    similarity: Literal["EXACT", "ACTION_TARGET"]  # default EXACT
+class BriefingItem(TypedDict):
+    createdAt: str
+    entries: NotRequired[int]
+    id: str
+    score: float
+    type: Literal["lesson", "snapshot"]
 
 
-class LoopDetectInput(LoopDetectParams, total=False):
-    events: Required[list[LoopDetectEvent]]  # 2..5,000
+class ConfigAnswer(TypedDict):
+    config: dict[str, Any]
+    retention: Retention
+    runId: str
 
 
-class LoopDetectFileInput(LoopDetectParams, total=False):
-    fileRef: Required[str]  # the events in a file: Client.upload's ref (docs/files.md)
+class ContextAnswer(TypedDict):
+    context_block: str
+    items: list[BriefingItem]
+    max_token_budget: int
+    runId: str
+    tokens: int
 
 
-class LoopDetectSpan(TypedDict):
-    start: int
-    end: int
-    cycleLength: int
-    repeats: int
+class ContextBody(TypedDict):
+    max_token_budget: NotRequired[int]
+    query: str
 
 
-class LoopDetectOutput(TypedDict):
-    loopDetected: bool
-    similarity: Literal["EXACT", "ACTION_TARGET"]
-    window: int
-    repeatThreshold: int
-    cycleLength: int  # 0 when nothing is found
-    confidence: Literal["HIGH", "MEDIUM", "NONE"]
-    eventIndices: list[int]
-    spans: list[LoopDetectSpan]
+class Credits(TypedDict):
+    quota: int
+    used: int
 
 
-# ---- telemetry events (agent.semantic_loop, agent.loops) --------------------------------------
-class TelemetryEvent(TypedDict, total=False):
-    """A telemetry event shared by agent.semantic_loop (reads ``checkpoint`` events' ``metadata``)
-    and agent.loops (reads ``llm_call`` events; every event counts as a step). Other fields are
-    allowed by the server (a plain ``dict`` works everywhere a TelemetryEvent is accepted)."""
-
-    type: Required[str]  # "checkpoint", "llm_call", "tool_call", your own
-    name: str
-    metadata: Any
-    timestamp: str | int | float  # ISO-8601 or epoch milliseconds
-    model: str | None
-    user_message: str | None
-    embedding: list[float]
-
-
-# ---- agent.semantic_loop ----------------------------------------------------------------------
-class SemanticLoopThresholds(TypedDict, total=False):
-    revisit_threshold: int  # 2..1000, default 3
-
-
-class SemanticLoopParams(TypedDict, total=False):
-    thresholds: SemanticLoopThresholds
-    ignoreKeys: list[str]  # up to 64, matched after lowercasing, at any depth
-
-
-class SemanticLoopInput(SemanticLoopParams, total=False):
-    events: Required[list[TelemetryEvent]]  # 1..5,000
-
-
-class SemanticLoopFileInput(SemanticLoopParams, total=False):
-    fileRef: Required[str]  # the events in a file: Client.upload's ref
-
-
-class SemanticLoopGroup(TypedDict):
-    signature: str  # "semantic_loop:<8 hex>" (semantic_signature(metadata) locally)
-    hash: str  # 64 hex (canonical_hash(metadata) locally)
-    count: int
-    eventIndices: list[int]
-
-
-class SemanticLoopOutput(TypedDict):
-    fired: bool
-    revisitThreshold: int
-    checkpoints: int
-    skipped: int
-    groups: list[SemanticLoopGroup]
-
-
-# ---- agent.loops ------------------------------------------------------------------------------
-class LoopsThresholds(TypedDict, total=False):
-    step_count_threshold: int  # 2..10,000, default 10
-    identical_call_min_repeats: int  # 2..100, default 3
-    similar_call_distance_threshold: float  # 0.05..0.50, default 0.20
-    similar_call_min_cluster_size: int  # 2..100, default 3
-    time_budget_ms: int  # 1,000..the plan's cap, default 60,000
-
-
-class LoopsParams(TypedDict, total=False):
-    durationMs: int
-    startedAt: str  # together with endedAt
-    endedAt: str
-    thresholds: LoopsThresholds
-
-
-class LoopsInput(LoopsParams, total=False):
-    events: Required[list[TelemetryEvent]]  # 1..10,000
-
-
-class LoopsFileInput(LoopsParams, total=False):
-    fileRef: Required[str]  # the events in a file: Client.upload's ref
-
-
-class LoopsFinding(TypedDict):
-    signature: str  # "loops/identical_call_<8 hex>", "loops/step_count_10+", ...
-    sub: Literal["step_count", "identical_call", "similar_call", "time_budget"]
-    eventIndices: list[int]
-    playbook: str  # GET /v1/playbooks/{playbook}
-    count: NotRequired[int]  # step_count, identical_call, similar_call
-    distinctMessages: NotRequired[int]  # similar_call
-    durationMs: NotRequired[int]  # time_budget
-    durationSource: NotRequired[str]  # time_budget
-
-
-class LoopsStats(TypedDict):
-    events: int
-    llmCalls: int
-    llmCallsSkipped: int
-    vectors: Literal["lexical", "embedding"] | None
-    embeddingsIgnored: str | None
-    timestamps: int
-    timestampsOutOfOrder: int
-    durationMs: int | None
-    durationSource: str | None
-    timeBudgetEvaluated: bool
-    timeBudgetNotEvaluatedReason: str | None
-
-
-class LoopsOutput(TypedDict):
-    fired: bool
-    findings: list[LoopsFinding]
-    stats: LoopsStats
-    thresholds: LoopsThresholds
-
-
-# ---- agent.run_monitor (and the runs API, which answers with the same signal) -----------------
-RunRule = Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop",
-                  "repeated_query", "stagnation", "condensation_loop", "drift", "novelty",
-                  "similar_call", "same_result", "state_revisit", "run_repeated_call"]
-
-
-class RunStep(TypedDict, total=False):
-    """One step of an agent's run. No other fields (the runs API requires ``agentId``)."""
-
-    kind: Required[str]  # "tool_call", "llm_call", "message", "user_message", "thought", ...
-    agentId: str  # one agent per call
-    action: str  # the tool's name: required for a tool_call
-    args: Any
-    result: Any  # only its canonical hash is used
-    outcome: Literal["positive", "negative", "neutral", "error"] | None
-    model: str
-    text: str
-    metadata: Any  # a checkpoint's state
-    embedding: list[float]  # 1..4,096, the same length in every step
-
-
-class RunToolPolicy(TypedDict, total=False):
-    exempt: bool  # never counted
-    poll: bool  # always polling: warning at poll_warn, never critical
-    repeat_warn: int
-    repeat_critical: int
-    poll_warn: int
-    similar_warn: int
-    similar_critical: int
-    same_result_warn: int
-    run_repeat_warn: int
-    same_result: bool  # any result repeated to differing arguments counts (same_result)
-    ignore_keys: list[str]  # this tool's own volatile keys
-
-
-class RunMonitorConfig(TypedDict, total=False):
-    """Overrides the tenant's settings (docs/skills/run_monitor.md, config: bounds there)."""
-
-    repeat_warn: int
-    repeat_critical: int
-    poll_warn: int
-    cycle_window: int
-    cycle_repeats: int
-    error_streak: int
-    monologue_limit: int
-    content_chunk_chars: int
-    content_repeats: int
-    stagnation_threshold: int
-    condensation_limit: int
-    drift_threshold: float
-    novelty_window: int
-    novelty_floor: float
-    history_size: int
-    nudges_before_break: int
-    similar_warn: int
-    similar_critical: int
-    similar_args: float
-    same_result_warn: int
-    revisit_threshold: int
-    run_repeat_warn: int
-    monologue_similar: float
-    monologue_run: int
-    tools: dict[str, RunToolPolicy]  # up to 256 tools
-    disabled_rules: list[RunRule]
-    reset_on_user_message: bool
-    reset_on_repeated_user_message: bool
-    ignore_keys: list[str]  # up to 64
-    objective_embedding: list[float]  # stateless only: the runs API registers it per agent
-
-
-class RunMonitorParams(TypedDict, total=False):
-    config: RunMonitorConfig | None
-
-
-class RunMonitorInput(RunMonitorParams, total=False):
-    steps: Required[list[RunStep]]  # 1..5,000, at most 2 MiB
-
-
-class RunMonitorFileInput(RunMonitorParams, total=False):
-    fileRef: Required[str]  # the steps in a file: Client.upload's ref
-
-
-class RunFinding(TypedDict):
-    rule: RunRule
-    severity: Literal["warning", "critical"]
-    count: int
-    rationale: str
-    stepIndices: list[int]
-
-
-class RunRecommendation(TypedDict):
-    action: Literal["continue", "nudge", "break"]
-    nudge: NotRequired[str]  # nudge and break: the text to inject
-
-
-class RunSignal(TypedDict):
-    """The monitor's verdict: agent.run_monitor's output holds it, the runs API's ``signal``
-    answers it."""
-
-    is_looping: bool
-    is_stuck: bool
-    is_drifting: bool
-    is_novelty_starved: bool
-    loop_score: float  # 0..1
-    drift_score: float  # 0..2, -1 when unknown
-    novelty_score: float  # 0..1
-    confidence: float  # 0..1
-    source: Literal["rule"]
-    rationale: str
-    findings: list[RunFinding]
-    recommendation: RunRecommendation
-
-
-class RunTimelineFinding(TypedDict):
-    rule: RunRule
-    severity: Literal["warning", "critical"]
-
-
-class RunTimelineEntry(TypedDict):
-    index: int
-    findings: list[RunTimelineFinding]
-    action: Literal["continue", "nudge", "break"]
-
-
-class RunMonitorOutput(RunSignal):
-    steps: int
-    segmentStart: int  # the first step of the current segment
-    timeline: list[RunTimelineEntry]  # every step that had findings
-
-
-# ---- telemetry ingestion (POST /v1/executions/{executionId}/events, /end) ---------------------
-class EventsAccepted(TypedDict):
-    executionId: str
-    seq: int
-    accepted: int
-    duplicate: bool  # the same batch (Idempotency-Key or seq) again: counted once
-    fired: list[str]  # signatures this request recorded
-
-
-class ExecutionEnded(TypedDict):
-    executionId: str
-    ended: bool
+class EndAnswer(TypedDict):
     alreadyEnded: bool
+    ended: Literal[True]
+    executionId: str
     fired: list[str]
 
 
-# ---- failure groups (GET /v1/failure-groups, /v1/failure-groups/{signature}) ------------------
-Severity = Literal["critical", "warning", "info"]
-
-FailureGroup = TypedDict("FailureGroup", {
-    "signature": str,  # "loops/identical_call_1f0c2a9e", "semantic_loop:97a932d8"
-    "class": Literal["loops", "semantic_loop", "tool_calls"],
-    "sub": str,
-    "severity": Severity,  # the tenant's routing of the class, applied when read
-    "executions": int,
-    "firstSeen": str,
-    "lastSeen": str,
-    "playbook": str,  # GET /v1/playbooks/{playbook}
-})
+class EndBody(TypedDict):
+    durationMs: NotRequired[int | None]
 
 
-class FailureGroupPage(TypedDict):
-    items: list[FailureGroup]  # newest lastSeen first
-    nextCursor: str | None
-
-
-class FailureGroupExecution(TypedDict):
-    executionId: str
-    firedAt: str
-
-
-class Playbook(TypedDict):
-    """GET /v1/playbooks/{name}."""
-
-    name: str
-    title: str
-    markdown: str
+class EventsPage(TypedDict):
+    events: list[RunEvent]
+    next: str | None
+    runId: str
 
 
 class FailureGroupDetail(TypedDict):
-    group: FailureGroup
-    executions: list[FailureGroupExecution]  # the 20 most recent
+    canonicalState: str | None
+    executions: list[AffectedExecution]
+    group: FailureGroupView
     playbook: Playbook
-    canonicalState: str | None  # semantic_loop: the revisited state while telemetry is kept
-    timeline: list[FailureGroupDay]  # affected executions per day (UTC), oldest first
+    timeline: list[GroupDay]
 
 
-class FailureGroupDay(TypedDict):
-    day: str  # "2026-12-01"
-    executions: int
+FailureGroupView = TypedDict('FailureGroupView', {
+    'class': 'Literal["loops", "semantic_loop", "tool_calls"]',
+    'executions': 'int',
+    'firstSeen': 'str',
+    'lastSeen': 'str',
+    'playbook': 'str',
+    'severity': 'Literal["critical", "warning", "info"]',
+    'signature': 'str',
+    'sub': 'str',
+})
 
 
-# ---- tenant settings --------------------------------------------------------------------------
-class SeverityRouting(TypedDict, total=False):
-    """GET/PUT /v1/severity-routing (a PUT takes any subset; the answer has every class)."""
-
-    loops: Severity
-    semantic_loop: Severity
-    tool_calls: Severity
-
-
-class TelemetrySettings(TypedDict, total=False):
-    """GET/PUT /v1/telemetry-settings (a PUT takes any subset; the answer has both)."""
-
-    telemetry_retention_days: int  # 1..365
-    group_retention_days: int  # 1..730
-
-
-class DetectorThreshold(TypedDict):
-    value: int | float | bool  # what the detectors apply today
-    default: int | float | bool
-    min: int | float | bool
-    max: int | float | bool  # time_budget_ms: the plan's cap
-    type: Literal["integer", "number", "boolean"]
-    configured: int | float | bool | None  # your own setting; None: the default applies
-    used_by: str
-
-
-class DetectorThresholds(TypedDict):
-    """GET/PUT /v1/detector-thresholds: every threshold, in the table's order."""
-
-    plan: str
-    thresholds: dict[str, DetectorThreshold]
-
-
-# A PUT /v1/detector-thresholds: any subset of the names GET lists (the telemetry detectors',
-# the run monitor's, run_retention_days, monitor_disabled); None goes back to the default.
-DetectorThresholdsUpdate = dict[str, int | float | bool | None]
-
-
-class TimeBudgetConfig(TypedDict):
-    """GET/PUT /v1/me/time-budget-config."""
-
-    time_budget_ms: int  # applied: the configured or default value, clamped to the plan's cap
-    max_time_budget_ms: int
-    plan: str
-    configured_time_budget_ms: int | None
-    default_time_budget_ms: int
-    clamped: bool
-
-
-# ---- reading runs, usage (docs/runs.md "Reading runs", docs/dashboard.md) ---------------------
-class RunAgentView(TypedDict):
-    agentId: str
-    role: str | None
-    sequence: int  # steps applied
-    segmentStart: int
-    createdAt: str | None
-    lastActivity: str | None
-    # the merged verdict (GET .../signal's ``signal``; in a listing without its findings),
-    # None while the monitor is off
-    signal: dict[str, Any] | None
-    recommendation: dict[str, Any] | None  # {"action": "continue" | "nudge" | "break", ...}
-
-
-class RunSummary(TypedDict):
-    runId: str
-    lastActivity: str
-    agents: list[RunAgentView]
-
-
-class RunPage(TypedDict):
-    """GET /v1/runs: live runs, newest activity first."""
-
-    items: list[RunSummary]
+class FailureGroupsPage(TypedDict):
+    items: list[FailureGroupView]
     nextCursor: str | None
 
 
-class RunDetail(TypedDict):
-    """GET /v1/runs/{runId}: every live agent with its full signal (findings, rationale)."""
-
-    runId: str
-    lastActivity: str
-    agents: list[RunAgentView]
-    config: dict[str, Any] | None
-    retention: dict[str, Any]
-
-
-class UsageDay(TypedDict):
-    day: str  # "2026-12-01" (UTC)
-    calls: int  # charged calls
-    bySkill: dict[str, int]
-
-
-class UsageCredits(TypedDict):
-    used: int
-    quota: int
+class FileInput(TypedDict):
+    fileRef: str
 
 
 class FileOutput(TypedDict):
-    """An execute ``output`` too large to inline (over the 6 MB a response may carry): GET
-    ``downloadUrl`` before ``expiresAt`` for the output's JSON, ``bytes`` long. ``execute``
-    fetches it for you; ``execute_any(..., fetch_output=False)`` hands it over as it is."""
+    """An execute ``output`` too large to inline: GET ``downloadUrl`` before ``expiresAt`` for the output's JSON, ``bytes`` long, exactly what ``output`` would have held."""
 
-    fileRef: str
-    downloadUrl: str
-    method: Literal["GET"]
-    expiresAt: str
     bytes: int
+    downloadUrl: str
+    expiresAt: str
+    fileRef: str
+    method: Literal["GET"]
 
 
 class FileUpload(TypedDict):
-    """POST /v1/files: a fileRef and where to PUT its bytes (JSON array or JSON Lines, at most
-    ``maxBytes``) before ``expiresAt``; then ``execute(skill, {"fileRef": ...})``."""
+    """POST /v1/files: a fileRef, and where to PUT its bytes before ``expiresAt``."""
+
+    expiresAt: str
+    fileRef: str
+    maxBytes: int
+    method: Literal["PUT"]
+    uploadUrl: str
+
+
+class Flagged(TypedDict):
+    severity: Literal["warning", "critical"]
+    step: int
+
+
+class GroupDay(TypedDict):
+    day: str
+    executions: int
+
+
+class Lesson(TypedDict):
+    createdAt: str
+    kind: Literal["lesson", "fact", "loop_detected", "replaced_by_restore"]
+    lessonId: str
+    snapshotId: NotRequired[str]
+    tags: list[str]
+    text: str
+
+
+class LessonAdded(TypedDict):
+    createdAt: str
+    kind: Literal["lesson", "fact", "loop_detected", "replaced_by_restore"]
+    lessonId: str
+    retention: Retention
+    runId: str
+    snapshotId: NotRequired[str]
+    tags: list[str]
+    text: str
+
+
+class LessonBody(TypedDict):
+    kind: NotRequired[str]
+    tags: NotRequired[list[str]]
+    text: str
+
+
+class LessonsPage(TypedDict):
+    lessons: list[Lesson]
+    next: str | None
+    runId: str
+
+
+class ListedAgent(TypedDict):
+    agentId: str
+    createdAt: str | None
+    lastActivity: str | None
+    recommendation: Recommendation | None
+    role: str | None
+    segmentStart: int
+    sequence: int
+    signal: SignalSummary | None
+
+
+class LoopDetectEvent(TypedDict):
+    """Validated as plain dicts: twice as fast as 5,000 model instances (benchmarks/)."""
+
+    action: str
+    outcome: NotRequired[str | None]
+    stateFingerprint: NotRequired[str | None]
+    target: NotRequired[str | None]
+
+
+class LoopDetectFileInput(TypedDict):
+    """LoopDetectInput by file: its events in the file `fileRef` names (Client.upload), its other parameters beside it."""
 
     fileRef: str
-    uploadUrl: str
-    method: Literal["PUT"]
+    repeatThreshold: NotRequired[int]
+    similarity: NotRequired[Literal["EXACT", "ACTION_TARGET"]]
+    window: NotRequired[int]
+
+
+class LoopDetectInput(TypedDict):
+    events: list[LoopDetectEvent]
+    repeatThreshold: NotRequired[int]
+    similarity: NotRequired[Literal["EXACT", "ACTION_TARGET"]]
+    window: NotRequired[int]
+
+
+class LoopDetectOutput(TypedDict):
+    confidence: Literal["NONE", "MEDIUM", "HIGH"]
+    cycleLength: int
+    eventIndices: list[int]
+    loopDetected: bool
+    repeatThreshold: int
+    similarity: Literal["EXACT", "ACTION_TARGET"]
+    spans: list[LoopDetectSpan]
+    window: int
+
+
+class LoopDetectSpan(TypedDict):
+    cycleLength: int
+    end: int
+    repeats: int
+    start: int
+
+
+class LoopsAppliedThresholds(TypedDict):
+    identical_call_min_repeats: int
+    similar_call_distance_threshold: float
+    similar_call_min_cluster_size: int
+    step_count_threshold: int
+    time_budget_ms: int
+
+
+class LoopsEvent(TypedDict):
+    """A telemetry event. Fields other than these are the agent's own and are ignored."""
+
+    embedding: NotRequired[list[float] | None]
+    model: NotRequired[str | None]
+    timestamp: NotRequired[Any]
+    type: str
+    user_message: NotRequired[str | None]
+
+
+class LoopsFileInput(TypedDict):
+    """LoopsInput by file: its events in the file `fileRef` names (Client.upload), its other parameters beside it."""
+
+    durationMs: NotRequired[int | None]
+    endedAt: NotRequired[str | None]
+    fileRef: str
+    startedAt: NotRequired[str | None]
+    thresholds: NotRequired[LoopsThresholds | None]
+
+
+class LoopsFinding(TypedDict):
+    count: NotRequired[int]
+    distinctMessages: NotRequired[int]
+    durationMs: NotRequired[int]
+    durationSource: NotRequired[Literal["durationMs", "startedAt/endedAt", "timestamps"]]
+    eventIndices: list[int]
+    playbook: Literal["step_count", "identical_call", "similar_call", "time_budget"]
+    signature: str
+    sub: Literal["step_count", "identical_call", "similar_call", "time_budget"]
+
+
+class LoopsInput(TypedDict):
+    durationMs: NotRequired[int | None]
+    endedAt: NotRequired[str | None]
+    events: list[LoopsEvent]
+    startedAt: NotRequired[str | None]
+    thresholds: NotRequired[LoopsThresholds | None]
+
+
+class LoopsOutput(TypedDict):
+    findings: list[LoopsFinding]
+    fired: bool
+    stats: LoopsStats
+    thresholds: LoopsAppliedThresholds
+
+
+class LoopsStats(TypedDict):
+    durationMs: int | None
+    durationSource: Literal["durationMs", "startedAt/endedAt", "timestamps"] | None
+    embeddingsIgnored: str | None
+    events: int
+    llmCalls: int
+    llmCallsSkipped: int
+    timeBudgetEvaluated: bool
+    timeBudgetNotEvaluatedReason: str | None
+    timestamps: int
+    timestampsOutOfOrder: int
+    vectors: Literal["embedding", "lexical"] | None
+
+
+class LoopsThresholds(TypedDict):
+    """Per-call overrides; values are checked by skills.thresholds (types and bounds)."""
+
+    identical_call_min_repeats: NotRequired[Any]
+    similar_call_distance_threshold: NotRequired[Any]
+    similar_call_min_cluster_size: NotRequired[Any]
+    step_count_threshold: NotRequired[Any]
+    time_budget_ms: NotRequired[Any]
+
+
+class MemoryDeleted(TypedDict):
+    deleted: Literal[True]
+    key: str
+    runId: str
+
+
+class MemoryEntry(TypedDict):
+    key: str
+    retention: Retention
+    runId: str
+    updatedAt: str
+    value: Any
+
+
+class MemoryPage(TypedDict):
+    count: int
+    entries: dict[str, Any]
+    next: str | None
+    runId: str
+
+
+class MemorySet(TypedDict):
+    created: bool
+    key: str
+    retention: Retention
+    runId: str
+
+
+class MonitorConfig(TypedDict):
+    """``config`` without the thresholds (checked by name, against their bounds)."""
+
+    condensation_limit: NotRequired[int]
+    content_chunk_chars: NotRequired[int]
+    content_repeats: NotRequired[int]
+    cycle_repeats: NotRequired[int]
+    cycle_window: NotRequired[int]
+    disabled_rules: NotRequired[list[Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]]]
+    drift_threshold: NotRequired[float]
+    error_streak: NotRequired[int]
+    history_size: NotRequired[int]
+    ignore_keys: NotRequired[list[str]]
+    monologue_limit: NotRequired[int]
+    monologue_run: NotRequired[int]
+    monologue_similar: NotRequired[float]
+    novelty_floor: NotRequired[float]
+    novelty_window: NotRequired[int]
+    nudges_before_break: NotRequired[int]
+    poll_warn: NotRequired[int]
+    repeat_critical: NotRequired[int]
+    repeat_warn: NotRequired[int]
+    reset_on_repeated_user_message: NotRequired[bool]
+    reset_on_user_message: NotRequired[bool]
+    revisit_threshold: NotRequired[int]
+    run_repeat_warn: NotRequired[int]
+    same_result_warn: NotRequired[int]
+    similar_args: NotRequired[float]
+    similar_critical: NotRequired[int]
+    similar_warn: NotRequired[int]
+    stagnation_threshold: NotRequired[int]
+    tools: NotRequired[dict[str, ToolConfig]]
+
+
+class MonitorFinding(TypedDict):
+    count: int
+    rationale: str
+    rule: Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]
+    severity: Literal["warning", "critical"]
+    stepIndices: list[int]
+
+
+class MonitorOff(TypedDict):
+    """A step batch or a signal while the tenant's monitor is off: nothing stored or charged."""
+
+    accepted: NotRequired[int]
+    agentId: str
+    monitor_disabled: Literal[True]
+    runId: str
+    signal: NotRequired[None]
+
+
+class Playbook(TypedDict):
+    markdown: str
+    name: str
+    title: str
+
+
+class Recommendation(TypedDict):
+    action: Literal["continue", "nudge", "break"]
+    nudge: NotRequired[str]
+
+
+class Registered(TypedDict):
+    agentId: str
+    objectiveDimensions: int | None
+    retention: Retention
+    role: str | None
+    runId: str
+    sequence: int
+
+
+class Registration(TypedDict):
+    agentId: str
+    objectiveEmbedding: NotRequired[list[float] | None]
+    role: NotRequired[str | None]
+
+
+class Replaced(TypedDict):
+    entries: int
+    snapshotId: str
+
+
+class ResetAnswer(TypedDict):
+    reset: list[AgentReset]
+    runId: str
+
+
+class ResetBody(TypedDict):
+    agentId: NotRequired[str | None]
+
+
+class RestoreAnswer(TypedDict):
+    entries: int
+    replaced: Replaced
+    restored: Literal[True]
+    retention: Retention
+    runId: str
+    snapshotId: str
+
+
+class Retention(TypedDict):
+    days: int
     expiresAt: str
-    maxBytes: int
 
 
-class Usage(TypedDict):
-    """GET /v1/usage: this period's credits against the plan's, the last 30 days' calls."""
+class Routing(TypedDict):
+    loops: Literal["critical", "warning", "info"]
+    semantic_loop: Literal["critical", "warning", "info"]
+    tool_calls: Literal["critical", "warning", "info"]
 
+
+class RunDetail(TypedDict):
+    agents: list[AgentView]
+    config: dict[str, Any] | None
+    lastActivity: str | None
+    retention: Retention
+    runId: str
+
+
+class RunEvent(TypedDict):
+    agentIds: NotRequired[list[str]]
+    at: str
+    entries: NotRequired[int]
+    reason: NotRequired[str]
+    replacedSnapshotId: NotRequired[str]
+    seq: int
+    snapshotId: str
+    type: Literal["CIRCUIT_BROKEN", "MEMORY_RESTORED"]
+
+
+class RunListed(TypedDict):
+    agents: list[ListedAgent]
+    lastActivity: str | None
+    runId: str
+
+
+class RunMonitorFileInput(TypedDict):
+    """RunMonitorInput by file: its events in the file `fileRef` names (Client.upload), its other parameters beside it."""
+
+    config: NotRequired[SkillMonitorConfig | None]
+    fileRef: str
+
+
+class RunMonitorInput(TypedDict):
+    config: NotRequired[SkillMonitorConfig | None]
+    steps: list[Step]
+
+
+class RunMonitorOutput(TypedDict):
+    confidence: float
+    drift_score: float
+    ever_flagged: dict[str, Flagged]
+    findings: list[MonitorFinding]
+    first_flagged: int | None
+    is_drifting: bool
+    is_looping: bool
+    is_novelty_starved: bool
+    is_stuck: bool
+    loop_score: float
+    novelty_score: float
+    rationale: str
+    recommendation: Recommendation
+    segmentStart: int
+    source: Literal["rule"]
+    steps: int
+    timeline: list[TimelineEntry]
+
+
+class RunsPage(TypedDict):
+    items: list[RunListed]
+    nextCursor: str | None
+
+
+class SemanticLoopEvent(TypedDict):
+    """A telemetry event. Checkpoints' ``name`` and ``metadata`` are checked in ``parse``: a field of the same name on another event type is not this skill's business."""
+
+    metadata: NotRequired[Any]
+    name: NotRequired[Any]
+    type: str
+
+
+class SemanticLoopFileInput(TypedDict):
+    """SemanticLoopInput by file: its events in the file `fileRef` names (Client.upload), its other parameters beside it."""
+
+    fileRef: str
+    ignoreKeys: NotRequired[list[str]]
+    thresholds: NotRequired[SemanticLoopThresholds | None]
+
+
+class SemanticLoopGroup(TypedDict):
+    count: int
+    eventIndices: list[int]
+    hash: str
+    signature: str
+
+
+class SemanticLoopInput(TypedDict):
+    events: list[SemanticLoopEvent]
+    ignoreKeys: NotRequired[list[str]]
+    thresholds: NotRequired[SemanticLoopThresholds | None]
+
+
+class SemanticLoopOutput(TypedDict):
+    checkpoints: int
+    fired: bool
+    groups: list[SemanticLoopGroup]
+    revisitThreshold: int
+    skipped: int
+
+
+class SemanticLoopThresholds(TypedDict):
+    revisit_threshold: NotRequired[Any]
+
+
+class SeverityRouting(TypedDict):
+    loops: NotRequired[Literal["critical", "warning", "info"]]
+    semantic_loop: NotRequired[Literal["critical", "warning", "info"]]
+    tool_calls: NotRequired[Literal["critical", "warning", "info"]]
+
+
+class Signal(TypedDict):
+    confidence: float
+    drift_score: float
+    ever_flagged: dict[str, Flagged]
+    findings: list[MonitorFinding]
+    first_flagged: int | None
+    is_drifting: bool
+    is_looping: bool
+    is_novelty_starved: bool
+    is_stuck: bool
+    loop_score: float
+    novelty_score: float
+    rationale: str
+    recommendation: Recommendation
+    source: Literal["rule"]
+
+
+class SignalAnswer(TypedDict):
+    agentId: str
+    monitor_disabled: Literal[False]
+    retention: Retention
+    runId: str
+    segmentStart: int
+    sequence: int
+    signal: Signal
+
+
+class SignalSummary(TypedDict):
+    """The signal without its findings and recommendation (a listing of runs shows it)."""
+
+    confidence: float
+    drift_score: float
+    ever_flagged: dict[str, Flagged]
+    first_flagged: int | None
+    is_drifting: bool
+    is_looping: bool
+    is_novelty_starved: bool
+    is_stuck: bool
+    loop_score: float
+    novelty_score: float
+    rationale: str
+    source: Literal["rule"]
+
+
+class SkillMonitorConfig(TypedDict):
+    """``config`` without the thresholds (checked by name, against their bounds)."""
+
+    condensation_limit: NotRequired[int]
+    content_chunk_chars: NotRequired[int]
+    content_repeats: NotRequired[int]
+    cycle_repeats: NotRequired[int]
+    cycle_window: NotRequired[int]
+    disabled_rules: NotRequired[list[Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]]]
+    drift_threshold: NotRequired[float]
+    error_streak: NotRequired[int]
+    history_size: NotRequired[int]
+    ignore_keys: NotRequired[list[str]]
+    monologue_limit: NotRequired[int]
+    monologue_run: NotRequired[int]
+    monologue_similar: NotRequired[float]
+    novelty_floor: NotRequired[float]
+    novelty_window: NotRequired[int]
+    nudges_before_break: NotRequired[int]
+    objective_embedding: NotRequired[list[float] | None]
+    poll_warn: NotRequired[int]
+    repeat_critical: NotRequired[int]
+    repeat_warn: NotRequired[int]
+    reset_on_repeated_user_message: NotRequired[bool]
+    reset_on_user_message: NotRequired[bool]
+    revisit_threshold: NotRequired[int]
+    run_repeat_warn: NotRequired[int]
+    same_result_warn: NotRequired[int]
+    similar_args: NotRequired[float]
+    similar_critical: NotRequired[int]
+    similar_warn: NotRequired[int]
+    stagnation_threshold: NotRequired[int]
+    tools: NotRequired[dict[str, ToolConfig]]
+
+
+class SnapshotPage(TypedDict):
+    agentIds: NotRequired[list[str]]
+    createdAt: str
+    entries: dict[str, Any]
+    kind: Literal["loop_detected", "replaced_by_restore"]
+    next: str | None
+    reason: NotRequired[str]
+    restoredFrom: NotRequired[str]
+    retention: Retention
+    runId: str
+    snapshotId: str
+
+
+class Step(TypedDict):
+    """Validated as plain dicts (5,000 model instances cost twice as much, benchmarks/)."""
+
+    action: NotRequired[str]
+    agentId: NotRequired[str]
+    args: NotRequired[Any]
+    embedding: NotRequired[list[float]]
+    kind: str
+    metadata: NotRequired[Any]
+    model: NotRequired[str]
+    outcome: NotRequired[Literal["positive", "negative", "neutral", "error"] | None]
+    result: NotRequired[Any]
+    text: NotRequired[str]
+
+
+class StepBatch(TypedDict):
+    steps: list[Step]
+
+
+class StepSignals(TypedDict):
+    drift_score: float
+    novelty_score: float
+    repeated: bool
+    stagnant: bool
+
+
+class StepsAnswer(TypedDict):
+    accepted: int
+    agentId: str
+    billing: Billing
+    executionId: str
+    findings: list[MonitorFinding]
+    firstIndex: int
+    recommendation: Recommendation
+    retention: Retention
+    runId: str
+    segmentStart: int
+    sequence: int
+    signals: StepSignals
+
+
+class TelemetryRetention(TypedDict):
+    group_retention_days: int
+    telemetry_retention_days: int
+
+
+class TelemetrySettings(TypedDict):
+    group_retention_days: NotRequired[int]
+    telemetry_retention_days: NotRequired[int]
+
+
+class ThresholdView(TypedDict):
+    configured: int | float | bool | None
+    default: int | float | bool
+    max: int | float | bool | None
+    min: int | float | bool | None
+    type: Literal["integer", "number", "boolean"]
+    used_by: str
+    value: int | float | bool
+
+
+class ThresholdViews(TypedDict):
+    condensation_limit: ThresholdView
+    content_chunk_chars: ThresholdView
+    content_repeats: ThresholdView
+    cycle_repeats: ThresholdView
+    cycle_window: ThresholdView
+    drift_threshold: ThresholdView
+    error_streak: ThresholdView
+    history_size: ThresholdView
+    identical_call_min_repeats: ThresholdView
+    monitor_disabled: ThresholdView
+    monologue_limit: ThresholdView
+    monologue_run: ThresholdView
+    monologue_similar: ThresholdView
+    novelty_floor: ThresholdView
+    novelty_window: ThresholdView
+    nudges_before_break: ThresholdView
+    poll_warn: ThresholdView
+    repeat_critical: ThresholdView
+    repeat_warn: ThresholdView
+    revisit_threshold: ThresholdView
+    run_repeat_warn: ThresholdView
+    run_retention_days: ThresholdView
+    same_result_warn: ThresholdView
+    similar_args: ThresholdView
+    similar_call_distance_threshold: ThresholdView
+    similar_call_min_cluster_size: ThresholdView
+    similar_critical: ThresholdView
+    similar_warn: ThresholdView
+    stagnation_threshold: ThresholdView
+    step_count_threshold: ThresholdView
+    time_budget_ms: ThresholdView
+
+
+class ThresholdsAnswer(TypedDict):
     plan: str
-    period: str  # "2026-12"
-    credits: UsageCredits
-    days: list[UsageDay]  # oldest first, today last
+    thresholds: ThresholdViews
+
+
+class ThresholdsPatch(TypedDict):
+    condensation_limit: NotRequired[int | None]
+    content_chunk_chars: NotRequired[int | None]
+    content_repeats: NotRequired[int | None]
+    cycle_repeats: NotRequired[int | None]
+    cycle_window: NotRequired[int | None]
+    drift_threshold: NotRequired[float | None]
+    error_streak: NotRequired[int | None]
+    history_size: NotRequired[int | None]
+    identical_call_min_repeats: NotRequired[int | None]
+    monitor_disabled: NotRequired[bool | None]
+    monologue_limit: NotRequired[int | None]
+    monologue_run: NotRequired[int | None]
+    monologue_similar: NotRequired[float | None]
+    novelty_floor: NotRequired[float | None]
+    novelty_window: NotRequired[int | None]
+    nudges_before_break: NotRequired[int | None]
+    poll_warn: NotRequired[int | None]
+    repeat_critical: NotRequired[int | None]
+    repeat_warn: NotRequired[int | None]
+    revisit_threshold: NotRequired[int | None]
+    run_repeat_warn: NotRequired[int | None]
+    run_retention_days: NotRequired[int | None]
+    same_result_warn: NotRequired[int | None]
+    similar_args: NotRequired[float | None]
+    similar_call_distance_threshold: NotRequired[float | None]
+    similar_call_min_cluster_size: NotRequired[int | None]
+    similar_critical: NotRequired[int | None]
+    similar_warn: NotRequired[int | None]
+    stagnation_threshold: NotRequired[int | None]
+    step_count_threshold: NotRequired[int | None]
+    time_budget_ms: NotRequired[int | None]
+
+
+class TimeBudgetAnswer(TypedDict):
+    clamped: bool
+    configured_time_budget_ms: int | None
+    default_time_budget_ms: int
+    max_time_budget_ms: int
+    plan: str
+    time_budget_ms: int
+
+
+class TimeBudgetPatch(TypedDict):
+    time_budget_ms: int | None
+
+
+class TimelineEntry(TypedDict):
+    action: Literal["continue", "nudge", "break"]
+    findings: list[TimelineFinding]
+    index: int
+
+
+class TimelineFinding(TypedDict):
+    rule: Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]
+    severity: Literal["warning", "critical"]
+    stepIndices: list[int]
+
+
+class ToolConfig(TypedDict):
+    exempt: NotRequired[bool]
+    ignore_keys: NotRequired[list[str]]
+    poll: NotRequired[bool]
+    poll_warn: NotRequired[Any]
+    repeat_critical: NotRequired[Any]
+    repeat_warn: NotRequired[Any]
+    run_repeat_warn: NotRequired[Any]
+    same_result: NotRequired[bool]
+    same_result_warn: NotRequired[Any]
+    similar_critical: NotRequired[Any]
+    similar_warn: NotRequired[Any]
+
+
+class UsageAnswer(TypedDict):
+    credits: Credits
+    days: list[UsageDay]
+    period: str
+    plan: str
+
+
+class UsageDay(TypedDict):
+    bySkill: dict[str, int]
+    calls: int
+    day: str
+
+
+class ExecuteResponse(TypedDict, Generic[OutputT]):
+    """The 200 answer of ``POST /v1/execute``; ``output`` is the skill's own: LoopDetectOutput (agent.loop_detect), LoopsOutput (agent.loops), RunMonitorOutput (agent.run_monitor), SemanticLoopOutput (agent.semantic_loop)."""
+
+    billing: Billing
+    executionId: str
+    output: OutputT
+    skillKey: SkillKey
+    skillVersion: str
+
+
+DetectorThreshold = ThresholdView
+DetectorThresholds = ThresholdsAnswer
+DetectorThresholdsUpdate = ThresholdsPatch
+Empty = dict[str, Any]
+EventsAccepted = BatchAnswer
+ExecutionEnded = EndAnswer
+FailureGroup = FailureGroupView
+FailureGroupDay = GroupDay
+FailureGroupExecution = AffectedExecution
+FailureGroupPage = FailureGroupsPage
+RunAgentView = AgentView
+RunFinding = MonitorFinding
+RunMonitorConfig = SkillMonitorConfig
+RunPage = RunsPage
+RunRecommendation = Recommendation
+RunRule = Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]
+RunSignal = Signal
+RunStep = Step
+RunSummary = RunListed
+RunTimelineEntry = TimelineEntry
+RunTimelineFinding = TimelineFinding
+RunToolPolicy = ToolConfig
+Severity = Literal["critical", "warning", "info"]
+TelemetryEvent = LoopsEvent | SemanticLoopEvent
+TimeBudgetConfig = TimeBudgetAnswer
+Usage = UsageAnswer
+UsageCredits = Credits

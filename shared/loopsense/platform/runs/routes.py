@@ -113,7 +113,7 @@ CONTRACTS: dict[str, Contract] = {
                                   (*_WRITE, "RUN_AGENT_NOT_FOUND"), body=(f"{_M}:ResetBody",),
                                   answer=f"{_A}:ResetAnswer"),
     f"PUT {RUN}/config": Contract("the run's monitor config (thresholds, tools, rules)", _WRITE,
-                                  body_schema="RunConfig",
+                                  body_schema="MonitorConfig",
                                   answer=f"{_A}:ConfigAnswer"),
     f"PUT {RUN}/memory/{{key}}": Contract("set one working-memory entry (any JSON value)",
                                           (*_WRITE, "RUN_MEMORY_FULL"), body_schema="Any",

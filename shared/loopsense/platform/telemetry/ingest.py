@@ -63,7 +63,7 @@ SWEEP_ROUNDS = 40
 
 class Batch(BaseModel):
     model_config = STRICT
-    events: list[loops.Event] = Field(min_length=1, max_length=MAX_BATCH_EVENTS)
+    events: list[loops.LoopsEvent] = Field(min_length=1, max_length=MAX_BATCH_EVENTS)
     seq: int | None = Field(None, ge=0, le=MAX_SEQ)
 
 
