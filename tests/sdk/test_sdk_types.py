@@ -20,7 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 KEPT_PYTHON = ("Billing", "DetectorThreshold", "DetectorThresholds", "DetectorThresholdsUpdate",
                "EventsAccepted", "ExecuteResponse", "ExecutionEnded", "FailureGroup",
                "FailureGroupDay", "FailureGroupDetail", "FailureGroupExecution",
-               "FailureGroupPage", "FileUpload", "LoopDetectEvent", "LoopDetectInput",
+               "FailureGroupPage", "FileOutput", "FileUpload", "LoopDetectEvent",
+               "LoopDetectFileInput", "LoopsFileInput", "RunMonitorFileInput",
+               "SemanticLoopFileInput", "LoopDetectInput",
                "LoopDetectOutput", "LoopDetectSpan", "LoopsFinding", "LoopsInput", "LoopsOutput",
                "LoopsStats", "LoopsThresholds", "Playbook", "RunAgentView", "RunDetail",
                "RunFinding", "RunMonitorConfig", "RunMonitorInput", "RunMonitorOutput",
@@ -44,7 +46,7 @@ KEPT_TYPESCRIPT = ("JsonValue", "LoopDetectEvent", "LoopSimilarity", "LoopDetect
                    "FailureGroupDetail", "SeverityRouting", "TelemetrySettings",
                    "DetectorThreshold", "DetectorThresholds", "DetectorThresholdsUpdate",
                    "TimeBudgetConfig", "RunAgentView", "RunSummary", "RunPage", "RunDetail",
-                   "FileUpload", "Usage")
+                   "FileUpload", "Usage", "FileInput", "FileOutput")
 
 
 def test_the_committed_types_are_what_the_document_generates(tmp_path):
