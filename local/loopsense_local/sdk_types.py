@@ -16,6 +16,7 @@ import json
 import keyword
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -156,30 +157,61 @@ class Types:
 # Python
 
 
-def _py(schema: dict[str, Any], parent: str = "", key: str = "", types: Types | None = None
-        ) -> str:
+@dataclass(frozen=True)
+class Spelling:
+    """How a language writes the types the walk finds."""
+
+    literal: Callable[[list[Any]], str]  # the values of an enum or a const
+    map: str  # of string keys: "{}" is the values' type
+    array: Callable[[str], str]
+    scalars: dict[str, str]
+    anything: str  # a schema of no type: any JSON value
+    open_value: str  # the values of a map the schema does not type
+
+
+PY = Spelling(
+    literal=lambda values: "Literal[" + ", ".join(
+        repr(v) if isinstance(v, bool) else json.dumps(v) for v in values) + "]",
+    map="dict[str, {}]", array=lambda item: f"list[{item}]",
+    scalars={"string": "str", "integer": "int", "number": "float", "boolean": "bool",
+             "null": "None"}, anything="Any", open_value="Any")
+TS = Spelling(
+    literal=lambda values: " | ".join(json.dumps(v) for v in values),
+    map="Record<string, {}>", array=lambda item: f"({item})[]" if " " in item else f"{item}[]",
+    scalars={"string": "string", "integer": "number", "number": "number",
+             "boolean": "boolean", "null": "null"}, anything="JsonValue", open_value="unknown")
+
+
+def _hint(spell: Spelling, schema: dict[str, Any], parent: str = "", key: str = "",
+          types: Types | None = None) -> str:
+    """The type of ``schema`` (the property ``key`` of ``parent``: a nested object's name)."""
     if "$ref" in schema:
         return _name(schema["$ref"])
     if "const" in schema:
-        const = schema["const"]
-        return f"Literal[{const!r}]" if isinstance(const, bool) else f"Literal[{json.dumps(const)}]"
+        return spell.literal([schema["const"]])
     if "enum" in schema:
-        return "Literal[" + ", ".join(json.dumps(v) for v in schema["enum"]) + "]"
+        return spell.literal(schema["enum"])
     for union in ("anyOf", "oneOf"):
         if union in schema:
-            return " | ".join(dict.fromkeys(_py(s, parent, key, types) for s in schema[union]))
+            return " | ".join(dict.fromkeys(_hint(spell, s, parent, key, types)
+                                            for s in schema[union]))
     kind = schema.get("type")
     if kind == "object":
         named = types.nested(parent, key, schema) if types else None
         if named:
             return named
         extra = schema.get("additionalProperties")
-        value = _py(extra, parent, key, types) if isinstance(extra, dict) else "Any"
-        return f"dict[str, {value}]"
+        value = (_hint(spell, extra, parent, key, types) if isinstance(extra, dict)
+                 else spell.open_value)
+        return spell.map.format(value)
     if kind == "array":
-        return f"list[{_py(schema.get('items', {}), parent, key, types)}]"
-    return {"string": "str", "integer": "int", "number": "float", "boolean": "bool",
-            "null": "None"}.get(kind or "", "Any")
+        return spell.array(_hint(spell, schema.get("items", {}), parent, key, types))
+    return spell.scalars.get(kind or "", spell.anything)
+
+
+def _py(schema: dict[str, Any], parent: str = "", key: str = "", types: Types | None = None
+        ) -> str:
+    return _hint(PY, schema, parent, key, types)
 
 
 def _docstring(schema: dict[str, Any], indent: str) -> list[str]:
@@ -234,12 +266,20 @@ def python(document: dict[str, Any]) -> str:
             + ", ".join(f"{o} ({k})" for k, _, o in skills) + '."""', "",
             "    billing: Billing", "    executionId: str", "    output: OutputT",
             "    skillKey: SkillKey", "    skillVersion: str", "", ""]
-    aliases = {name: _py(schema, name, "", types) for name, schema in types.aliases.items()}
-    for public, target in PUBLIC_PYTHON.items():
-        aliases[public] = (_py(types.property_schema(target), "", "", types) if "." in target
-                           else target)
+    aliases = _aliases(PY, types, PUBLIC_PYTHON)
     out += _ordered_aliases(aliases, lambda name, hint: f"{name} = {hint}")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _aliases(spell: Spelling, types: Types, public: dict[str, str]) -> dict[str, str]:
+    """The document's non-object schemas, then the public names (a "Schema.property" names
+    that property's type)."""
+    aliases = {name: _hint(spell, schema, name, "", types)
+               for name, schema in types.aliases.items()}
+    for name, target in public.items():
+        aliases[name] = (_hint(spell, types.property_schema(target), "", "", types)
+                         if "." in target else target)
+    return aliases
 
 
 def _ordered_aliases(aliases: dict[str, str], line: Callable[[str, str], str]) -> list[str]:
@@ -263,28 +303,7 @@ def _ordered_aliases(aliases: dict[str, str], line: Callable[[str, str], str]) -
 
 def _ts(schema: dict[str, Any], parent: str = "", key: str = "", types: Types | None = None
         ) -> str:
-    if "$ref" in schema:
-        return _name(schema["$ref"])
-    if "const" in schema:
-        return json.dumps(schema["const"])
-    if "enum" in schema:
-        return " | ".join(json.dumps(v) for v in schema["enum"])
-    for union in ("anyOf", "oneOf"):
-        if union in schema:
-            return " | ".join(dict.fromkeys(_ts(s, parent, key, types) for s in schema[union]))
-    kind = schema.get("type")
-    if kind == "object":
-        named = types.nested(parent, key, schema) if types else None
-        if named:
-            return named
-        extra = schema.get("additionalProperties")
-        value = _ts(extra, parent, key, types) if isinstance(extra, dict) else "unknown"
-        return f"Record<string, {value}>"
-    if kind == "array":
-        item = _ts(schema.get("items", {}), parent, key, types)
-        return f"({item})[]" if " " in item else f"{item}[]"
-    return {"string": "string", "integer": "number", "number": "number", "boolean": "boolean",
-            "null": "null"}.get(kind or "", "JsonValue")
+    return _hint(TS, schema, parent, key, types)
 
 
 def _jsdoc(schema: dict[str, Any], indent: str) -> list[str]:
@@ -334,10 +353,7 @@ def typescript(document: dict[str, Any]) -> str:
             "export interface ExecuteResponse<K extends string = string> {",
             "  billing: Billing;", "  executionId: string;", "  output: SkillOutput<K>;",
             "  skillKey: K;", "  skillVersion: string;", "}", ""]
-    aliases = {name: _ts(schema, name, "", types) for name, schema in types.aliases.items()}
-    for public, target in PUBLIC_TYPESCRIPT.items():
-        aliases[public] = (_ts(types.property_schema(target), "", "", types) if "." in target
-                           else target)
+    aliases = _aliases(TS, types, PUBLIC_TYPESCRIPT)
     out += [f"export type {name} = {hint};" for name, hint in sorted(aliases.items())]
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -119,7 +119,9 @@ def python_skill_types() -> dict[str, tuple[Any, Any]]:
         hints = typing.get_type_hints(overload, vars(loopsense_sdk.client))
         (key,) = typing.get_args(hints["skill_key"])
         (output,) = typing.get_args(hints["return"])
-        found[key] = (hints["input"], output)
+        # ``<Name>Input | <Name>FileInput``: the inline input is the one the model checks
+        inline = typing.get_args(hints["input"])[:1] or (hints["input"],)
+        found[key] = (inline[0], output)
     return found
 
 
