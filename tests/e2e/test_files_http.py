@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -251,3 +252,22 @@ def test_the_store_refuses_an_altered_upload_url_or_one_for_another_key(
                 url.replace(f"/tenants/{tenant_a}/", f"/tenants/{tenant_b}/")):  # ... tenant
         assert s3_refusal(bad, "PUT", data) == (403, "SignatureDoesNotMatch")
     assert curl_put(url, data) == 200  # the URL as made still works
+
+
+def test_with_an_idempotency_key_an_output_too_large_to_store_for_replays_is_a_file(
+        server: Server, tenants: Any) -> None:
+    """A keyed call's response is stored for its replays in one DynamoDB item (400 KB): an
+    output of about 700 KB is inline without a key, a file with one, and the replay is that
+    answer byte for byte."""
+    (_, key), _ = tenants
+    count = 100_000
+    inline = server.execute("test.large", {"count": count}, key=key)
+    assert inline.status == 200 and len(inline.body) > 400 * 1024
+    idempotency = {"Idempotency-Key": "large-" + uuid.uuid4().hex}
+    keyed = server.execute("test.large", {"count": count}, key=key, headers=idempotency)
+    assert keyed.status == 200, keyed.body[:300]
+    ref = keyed.json()["output"]
+    assert set(ref) >= {"fileRef", "downloadUrl"}
+    assert curl_get(ref["downloadUrl"]) == (200, dumps(inline.json()["output"]).encode())
+    again = server.execute("test.large", {"count": count}, key=key, headers=idempotency)
+    assert (again.status, again.body) == (200, keyed.body)  # the stored answer, byte for byte

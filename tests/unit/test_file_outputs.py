@@ -13,6 +13,7 @@ from loopsense.jsonio import dumps
 from loopsense.platform.execute.files import (
     ENVELOPE_BYTES,
     INLINE_RESPONSE_BYTES,
+    STORED_RESPONSE_BYTES,
     URL_TTL_S,
     deliver,
     fits_inline,
@@ -64,3 +65,12 @@ def test_the_escaping_is_counted_not_only_the_bytes() -> None:
         assert len(dumps(output).encode()) < ROOM  # under the limit as the answer's bytes ...
         assert not fits_inline(dumps(output)), char  # ... over it as the response carries it
         assert fits_inline(dumps(char * (ROOM // grows // 2)))
+
+
+def test_a_keyed_calls_limit_is_the_item_its_response_is_stored_in() -> None:
+    files = Recorded()
+    output = "7" * (STORED_RESPONSE_BYTES - ENVELOPE_BYTES - 6)
+    assert deliver(files, "t", output, NOW, STORED_RESPONSE_BYTES) is output  # type: ignore[arg-type]
+    assert "fileRef" in deliver(files, "t", output + "7", NOW,  # type: ignore[arg-type]
+                                STORED_RESPONSE_BYTES)
+    assert deliver(files, "t", output + "7", NOW) == output + "7"  # type: ignore[arg-type]

@@ -36,6 +36,10 @@ FILE_LIFE_S = 24 * 3600  # a file's life: template.yaml's lifecycle rule (one da
 # return synchronously, 6 MB, here the router's proxy response to API Gateway; the envelope's
 # allowance covers the answer around the output, its headers and the proxy response's fields.
 INLINE_RESPONSE_BYTES = 6 * 1024 * 1024
+# ... and for a call with an Idempotency-Key, whose response is stored for its replays in one
+# DynamoDB item (access/idempotency.py): the item's limit, 400 KB, the record's text counted as
+# the proxy response's (the same escaped JSON).
+STORED_RESPONSE_BYTES = 400 * 1024
 ENVELOPE_BYTES = 16 * 1024
 FILE_REF = re.compile(r"file_[0-9a-f]{32}")
 REF_FIELD = "fileRef"
@@ -112,12 +116,13 @@ class FileOutput(BaseModel):
     bytes: int
 
 
-def deliver(files: Files, tenant_id: str, output: Any, now: datetime) -> Any:
-    """``output`` itself when the answer carrying it fits the inline response size; otherwise
+def deliver(files: Files, tenant_id: str, output: Any, now: datetime,
+            limit: int = INLINE_RESPONSE_BYTES) -> Any:
+    """``output`` itself when the answer carrying it fits ``limit``; otherwise
     written under the tenant's prefix and answered as a FileOutput (the store unreachable is
     PLAN_ELIGIBILITY_UNAVAILABLE, before anything is charged)."""
     text = jsonio.dumps(output)
-    if fits_inline(text):
+    if fits_inline(text, limit):
         return output
     body = text.encode()
     file_id = "file_" + uuid.uuid4().hex
@@ -128,11 +133,11 @@ def deliver(files: Files, tenant_id: str, output: Any, now: datetime) -> Any:
                       bytes=len(body)).model_dump()
 
 
-def fits_inline(text: str) -> bool:
-    """Whether the answer carrying ``text`` fits the inline response size. In the proxy response
-    the router returns, the body is a JSON string, escaped as Lambda's runtime escapes it (ASCII:
-    a character takes up to 12 bytes), so most outputs need no measuring."""
-    room = INLINE_RESPONSE_BYTES - ENVELOPE_BYTES
+def fits_inline(text: str, limit: int = INLINE_RESPONSE_BYTES) -> bool:
+    """Whether the answer carrying ``text`` fits ``limit``. In the proxy response the router
+    returns, the body is a JSON string, escaped as Lambda's runtime escapes it (ASCII: a
+    character takes up to 12 bytes), so most outputs need no measuring."""
+    room = limit - ENVELOPE_BYTES
     return len(text) * 12 <= room or len(json.dumps(text)) <= room
 
 

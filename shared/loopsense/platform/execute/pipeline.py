@@ -34,7 +34,14 @@ from loopsense.platform.access.idempotency import (
 )
 from loopsense.platform.access.plans import resolve_plan
 from loopsense.platform.access.retry import until_settled
-from loopsense.platform.execute.files import deliver, new_upload, read_input, wants_file
+from loopsense.platform.execute.files import (
+    INLINE_RESPONSE_BYTES,
+    STORED_RESPONSE_BYTES,
+    deliver,
+    new_upload,
+    read_input,
+    wants_file,
+)
 from loopsense.platform.execute.invoke import Invoker
 from loopsense.platform.http.answer import Route, respond
 from loopsense.platform.http.auth import Identity
@@ -114,7 +121,8 @@ class Execute:
             raise _skill_error(result["error"])
         output = result["output"]
         if self.files is not None:  # too large to inline: a fileRef to download (execute/files.py)
-            output = deliver(self.files, identity.tenant_id, output, now)
+            output = deliver(self.files, identity.tenant_id, output, now,
+                             INLINE_RESPONSE_BYTES if complete is None else STORED_RESPONSE_BYTES)
         record = UsageRecord(
             execution_id=str(uuid.uuid4()), skill_key=skill.key, skill_version=skill.version,
             credits=skill.cost, at=stamp(now),
