@@ -205,11 +205,11 @@ def skill_call(label: str, events: list[dict[str, str]], reps: int, with_naive: 
         "json.loads(body) (baseline)": lambda: json.loads(body),
         "whole skill call": full,
         "a. parse JSON: jsonio.loads": lambda: jsonio.loads(body),
-        "b. parse(): size check + pydantic validate": lambda: loop_detect.parse(raw),
-        "     of which size check (input_size)": lambda: input_size(raw),
-        "     of which LoopDetectInput.model_validate": lambda: model.model_validate(raw),
+        "b. parse(): shape and size check": lambda: loop_detect.parse(raw),
+        "     (schema's way: input_size)": lambda: input_size(raw),
+        "     (schema's way: model_validate)": lambda: model.model_validate(raw),
         "c. detect(): keys + search + output model": lambda: loop_detect.detect(parsed),
-        "     of which keys (tuples from models)": (
+        "     of which keys (built by parse)": (
             (lambda: loop_detect._keys(parsed)) if hasattr(loop_detect, "_keys")
             else (lambda: keys_of([e.model_dump() for e in parsed.events]))),
         "     of which find_cycle": lambda: find_cycle(keys, parsed.window,
