@@ -382,9 +382,23 @@ def document() -> dict[str, Any]:
     }
 
 
+def _sorted_enums(node: Any) -> Any:
+    """Every ``enum`` of strings sorted. Python's typing caches a union by equality, and
+    ``Literal["a", "b"] == Literal["b", "a"]``: a model built after another module spelled the
+    same literal in another order would otherwise change the document with the import order."""
+    if isinstance(node, dict):
+        return {key: sorted(value) if key == "enum" and isinstance(value, list)
+                and all(isinstance(v, str) for v in value)
+                else _sorted_enums(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_sorted_enums(value) for value in node]
+    return node
+
+
 def render() -> str:
-    """The document as committed: sorted keys, two-space indents, a final newline."""
-    return json.dumps(document(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """The document as committed: sorted keys and enums, two-space indents, a final newline."""
+    return json.dumps(_sorted_enums(document()), indent=2, sort_keys=True,
+                      ensure_ascii=False) + "\n"
 
 
 def write(path: Path | None = None) -> Path:

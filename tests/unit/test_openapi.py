@@ -120,3 +120,26 @@ def test_every_ref_resolves_to_a_component(built):
     assert refs and all(name in document["components"][kind] for kind, name in refs), sorted(
         (kind, name) for kind, name in refs if name not in document["components"][kind])
     assert '"$defs"' not in built
+
+
+
+def test_every_enum_of_strings_is_sorted(built):
+    # typing caches a union by equality and Literal["a", "b"] == Literal["b", "a"], so the order
+    # a model's literal comes out in can depend on which module spelled it first; in one test
+    # session agent.loops' vectors came out reversed. Sorted, the document cannot move with it.
+    enums: list[list[str]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "enum" and isinstance(value, list) and all(
+                        isinstance(v, str) for v in value):
+                    enums.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(built))
+    assert enums and all(enum == sorted(enum) for enum in enums)

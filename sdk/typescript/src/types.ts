@@ -126,7 +126,7 @@ export interface FailureGroupView {
   firstSeen: string;
   lastSeen: string;
   playbook: string;
-  severity: "critical" | "warning" | "info";
+  severity: "critical" | "info" | "warning";
   signature: string;
   sub: string;
 }
@@ -155,7 +155,7 @@ export interface FileUpload {
 }
 
 export interface Flagged {
-  severity: "warning" | "critical";
+  severity: "critical" | "warning";
   step: number;
 }
 
@@ -166,7 +166,7 @@ export interface GroupDay {
 
 export interface Lesson {
   createdAt: string;
-  kind: "lesson" | "fact" | "loop_detected" | "replaced_by_restore";
+  kind: "fact" | "lesson" | "loop_detected" | "replaced_by_restore";
   lessonId: string;
   snapshotId?: string;
   tags: string[];
@@ -175,7 +175,7 @@ export interface Lesson {
 
 export interface LessonAdded {
   createdAt: string;
-  kind: "lesson" | "fact" | "loop_detected" | "replaced_by_restore";
+  kind: "fact" | "lesson" | "loop_detected" | "replaced_by_restore";
   lessonId: string;
   retention: Retention;
   runId: string;
@@ -218,17 +218,17 @@ export interface LoopDetectEvent {
 export interface LoopDetectInput {
   events: LoopDetectEvent[];
   repeatThreshold?: number;
-  similarity?: "EXACT" | "ACTION_TARGET";
+  similarity?: "ACTION_TARGET" | "EXACT";
   window?: number;
 }
 
 export interface LoopDetectOutput {
-  confidence: "NONE" | "MEDIUM" | "HIGH";
+  confidence: "HIGH" | "MEDIUM" | "NONE";
   cycleLength: number;
   eventIndices: number[];
   loopDetected: boolean;
   repeatThreshold: number;
-  similarity: "EXACT" | "ACTION_TARGET";
+  similarity: "ACTION_TARGET" | "EXACT";
   spans: LoopDetectSpan[];
   window: number;
 }
@@ -263,9 +263,9 @@ export interface LoopsFinding {
   durationMs?: number;
   durationSource?: "durationMs" | "startedAt/endedAt" | "timestamps";
   eventIndices: number[];
-  playbook: "step_count" | "identical_call" | "similar_call" | "time_budget";
+  playbook: "identical_call" | "similar_call" | "step_count" | "time_budget";
   signature: string;
-  sub: "step_count" | "identical_call" | "similar_call" | "time_budget";
+  sub: "identical_call" | "similar_call" | "step_count" | "time_budget";
 }
 
 export interface LoopsInput {
@@ -341,7 +341,7 @@ export interface MonitorConfig {
   content_repeats?: number;
   cycle_repeats?: number;
   cycle_window?: number;
-  disabled_rules?: ("repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call")[];
+  disabled_rules?: ("condensation_loop" | "content_loop" | "cycle" | "drift" | "error_streak" | "monologue" | "novelty" | "repeated_call" | "repeated_query" | "run_repeated_call" | "same_result" | "similar_call" | "stagnation" | "state_revisit")[];
   drift_threshold?: number;
   error_streak?: number;
   history_size?: number;
@@ -370,8 +370,8 @@ export interface MonitorConfig {
 export interface MonitorFinding {
   count: number;
   rationale: string;
-  rule: "repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call";
-  severity: "warning" | "critical";
+  rule: "condensation_loop" | "content_loop" | "cycle" | "drift" | "error_streak" | "monologue" | "novelty" | "repeated_call" | "repeated_query" | "run_repeated_call" | "same_result" | "similar_call" | "stagnation" | "state_revisit";
+  severity: "critical" | "warning";
   stepIndices: number[];
 }
 
@@ -391,7 +391,7 @@ export interface Playbook {
 }
 
 export interface Recommendation {
-  action: "continue" | "nudge" | "break";
+  action: "break" | "continue" | "nudge";
   nudge?: string;
 }
 
@@ -439,9 +439,9 @@ export interface Retention {
 }
 
 export interface Routing {
-  loops: "critical" | "warning" | "info";
-  semantic_loop: "critical" | "warning" | "info";
-  tool_calls: "critical" | "warning" | "info";
+  loops: "critical" | "info" | "warning";
+  semantic_loop: "critical" | "info" | "warning";
+  tool_calls: "critical" | "info" | "warning";
 }
 
 export interface RunDetail {
@@ -532,9 +532,9 @@ export interface SemanticLoopThresholds {
 }
 
 export interface SeverityRouting {
-  loops?: "critical" | "warning" | "info";
-  semantic_loop?: "critical" | "warning" | "info";
-  tool_calls?: "critical" | "warning" | "info";
+  loops?: "critical" | "info" | "warning";
+  semantic_loop?: "critical" | "info" | "warning";
+  tool_calls?: "critical" | "info" | "warning";
 }
 
 export interface Signal {
@@ -587,7 +587,7 @@ export interface SkillMonitorConfig {
   content_repeats?: number;
   cycle_repeats?: number;
   cycle_window?: number;
-  disabled_rules?: ("repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call")[];
+  disabled_rules?: ("condensation_loop" | "content_loop" | "cycle" | "drift" | "error_streak" | "monologue" | "novelty" | "repeated_call" | "repeated_query" | "run_repeated_call" | "same_result" | "similar_call" | "stagnation" | "state_revisit")[];
   drift_threshold?: number;
   error_streak?: number;
   history_size?: number;
@@ -636,7 +636,7 @@ export interface Step {
   kind: string;
   metadata?: JsonValue;
   model?: string;
-  outcome?: "positive" | "negative" | "neutral" | "error" | null;
+  outcome?: "error" | "negative" | "neutral" | "positive" | null;
   result?: JsonValue;
   text?: string;
 }
@@ -682,7 +682,7 @@ export interface ThresholdView {
   default: number | boolean;
   max: number | boolean | null;
   min: number | boolean | null;
-  type: "integer" | "number" | "boolean";
+  type: "boolean" | "integer" | "number";
   used_by: string;
   value: number | boolean;
 }
@@ -774,14 +774,14 @@ export interface TimeBudgetPatch {
 }
 
 export interface TimelineEntry {
-  action: "continue" | "nudge" | "break";
+  action: "break" | "continue" | "nudge";
   findings: TimelineFinding[];
   index: number;
 }
 
 export interface TimelineFinding {
-  rule: "repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call";
-  severity: "warning" | "critical";
+  rule: "condensation_loop" | "content_loop" | "cycle" | "drift" | "error_streak" | "monologue" | "novelty" | "repeated_call" | "repeated_query" | "run_repeated_call" | "same_result" | "similar_call" | "stagnation" | "state_revisit";
+  severity: "critical" | "warning";
   stepIndices: number[];
 }
 
@@ -852,12 +852,12 @@ export type FailureGroupClass = "loops" | "semantic_loop" | "tool_calls";
 export type FailureGroupDay = GroupDay;
 export type FailureGroupExecution = AffectedExecution;
 export type FailureGroupPage = FailureGroupsPage;
-export type LoopSimilarity = "EXACT" | "ACTION_TARGET";
+export type LoopSimilarity = "ACTION_TARGET" | "EXACT";
 export type LoopSpan = LoopDetectSpan;
-export type LoopsSub = "step_count" | "identical_call" | "similar_call" | "time_budget";
+export type LoopsSub = "identical_call" | "similar_call" | "step_count" | "time_budget";
 export type MemoryWrite = MemorySet;
 export type Restore = RestoreAnswer;
-export type RunAction = "continue" | "nudge" | "break";
+export type RunAction = "break" | "continue" | "nudge";
 export type RunAgent = Registered;
 export type RunAgentView = AgentView;
 export type RunConfig = ConfigAnswer;
@@ -866,15 +866,15 @@ export type RunMonitorConfig = SkillMonitorConfig;
 export type RunPage = RunsPage;
 export type RunRecommendation = Recommendation;
 export type RunReset = ResetAnswer;
-export type RunRule = "repeated_call" | "cycle" | "error_streak" | "monologue" | "content_loop" | "repeated_query" | "stagnation" | "condensation_loop" | "drift" | "novelty" | "similar_call" | "same_result" | "state_revisit" | "run_repeated_call";
-export type RunSeverity = "warning" | "critical";
+export type RunRule = "condensation_loop" | "content_loop" | "cycle" | "drift" | "error_streak" | "monologue" | "novelty" | "repeated_call" | "repeated_query" | "run_repeated_call" | "same_result" | "similar_call" | "stagnation" | "state_revisit";
+export type RunSeverity = "critical" | "warning";
 export type RunSignal = Signal;
 export type RunStep = Step;
 export type RunSummary = RunListed;
 export type RunTimelineEntry = TimelineEntry;
 export type RunTimelineFinding = TimelineFinding;
 export type RunToolPolicy = ToolConfig;
-export type Severity = "critical" | "warning" | "info";
+export type Severity = "critical" | "info" | "warning";
 export type SignalResult = SignalAnswer | MonitorOff;
 export type StepsResult = StepsAnswer | MonitorOff;
 export type TelemetryEvent = LoopsEvent | SemanticLoopEvent;

@@ -263,7 +263,7 @@ FailureGroupView = TypedDict('FailureGroupView', {
     'firstSeen': 'str',
     'lastSeen': 'str',
     'playbook': 'str',
-    'severity': 'Literal["critical", "warning", "info"]',
+    'severity': 'Literal["critical", "info", "warning"]',
     'signature': 'str',
     'sub': 'str',
 })
@@ -299,7 +299,7 @@ class FileUpload(TypedDict):
 
 
 class Flagged(TypedDict):
-    severity: Literal["warning", "critical"]
+    severity: Literal["critical", "warning"]
     step: int
 
 
@@ -310,7 +310,7 @@ class GroupDay(TypedDict):
 
 class Lesson(TypedDict):
     createdAt: str
-    kind: Literal["lesson", "fact", "loop_detected", "replaced_by_restore"]
+    kind: Literal["fact", "lesson", "loop_detected", "replaced_by_restore"]
     lessonId: str
     snapshotId: NotRequired[str]
     tags: list[str]
@@ -319,7 +319,7 @@ class Lesson(TypedDict):
 
 class LessonAdded(TypedDict):
     createdAt: str
-    kind: Literal["lesson", "fact", "loop_detected", "replaced_by_restore"]
+    kind: Literal["fact", "lesson", "loop_detected", "replaced_by_restore"]
     lessonId: str
     retention: Retention
     runId: str
@@ -365,24 +365,24 @@ class LoopDetectFileInput(TypedDict):
 
     fileRef: str
     repeatThreshold: NotRequired[int]
-    similarity: NotRequired[Literal["EXACT", "ACTION_TARGET"]]
+    similarity: NotRequired[Literal["ACTION_TARGET", "EXACT"]]
     window: NotRequired[int]
 
 
 class LoopDetectInput(TypedDict):
     events: list[LoopDetectEvent]
     repeatThreshold: NotRequired[int]
-    similarity: NotRequired[Literal["EXACT", "ACTION_TARGET"]]
+    similarity: NotRequired[Literal["ACTION_TARGET", "EXACT"]]
     window: NotRequired[int]
 
 
 class LoopDetectOutput(TypedDict):
-    confidence: Literal["NONE", "MEDIUM", "HIGH"]
+    confidence: Literal["HIGH", "MEDIUM", "NONE"]
     cycleLength: int
     eventIndices: list[int]
     loopDetected: bool
     repeatThreshold: int
-    similarity: Literal["EXACT", "ACTION_TARGET"]
+    similarity: Literal["ACTION_TARGET", "EXACT"]
     spans: list[LoopDetectSpan]
     window: int
 
@@ -428,9 +428,9 @@ class LoopsFinding(TypedDict):
     durationMs: NotRequired[int]
     durationSource: NotRequired[Literal["durationMs", "startedAt/endedAt", "timestamps"]]
     eventIndices: list[int]
-    playbook: Literal["step_count", "identical_call", "similar_call", "time_budget"]
+    playbook: Literal["identical_call", "similar_call", "step_count", "time_budget"]
     signature: str
-    sub: Literal["step_count", "identical_call", "similar_call", "time_budget"]
+    sub: Literal["identical_call", "similar_call", "step_count", "time_budget"]
 
 
 class LoopsInput(TypedDict):
@@ -508,7 +508,7 @@ class MonitorConfig(TypedDict):
     content_repeats: NotRequired[int]
     cycle_repeats: NotRequired[int]
     cycle_window: NotRequired[int]
-    disabled_rules: NotRequired[list[Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]]]
+    disabled_rules: NotRequired[list[Literal["condensation_loop", "content_loop", "cycle", "drift", "error_streak", "monologue", "novelty", "repeated_call", "repeated_query", "run_repeated_call", "same_result", "similar_call", "stagnation", "state_revisit"]]]
     drift_threshold: NotRequired[float]
     error_streak: NotRequired[int]
     history_size: NotRequired[int]
@@ -537,8 +537,8 @@ class MonitorConfig(TypedDict):
 class MonitorFinding(TypedDict):
     count: int
     rationale: str
-    rule: Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]
-    severity: Literal["warning", "critical"]
+    rule: Literal["condensation_loop", "content_loop", "cycle", "drift", "error_streak", "monologue", "novelty", "repeated_call", "repeated_query", "run_repeated_call", "same_result", "similar_call", "stagnation", "state_revisit"]
+    severity: Literal["critical", "warning"]
     stepIndices: list[int]
 
 
@@ -559,7 +559,7 @@ class Playbook(TypedDict):
 
 
 class Recommendation(TypedDict):
-    action: Literal["continue", "nudge", "break"]
+    action: Literal["break", "continue", "nudge"]
     nudge: NotRequired[str]
 
 
@@ -607,9 +607,9 @@ class Retention(TypedDict):
 
 
 class Routing(TypedDict):
-    loops: Literal["critical", "warning", "info"]
-    semantic_loop: Literal["critical", "warning", "info"]
-    tool_calls: Literal["critical", "warning", "info"]
+    loops: Literal["critical", "info", "warning"]
+    semantic_loop: Literal["critical", "info", "warning"]
+    tool_calls: Literal["critical", "info", "warning"]
 
 
 class RunDetail(TypedDict):
@@ -716,9 +716,9 @@ class SemanticLoopThresholds(TypedDict):
 
 
 class SeverityRouting(TypedDict):
-    loops: NotRequired[Literal["critical", "warning", "info"]]
-    semantic_loop: NotRequired[Literal["critical", "warning", "info"]]
-    tool_calls: NotRequired[Literal["critical", "warning", "info"]]
+    loops: NotRequired[Literal["critical", "info", "warning"]]
+    semantic_loop: NotRequired[Literal["critical", "info", "warning"]]
+    tool_calls: NotRequired[Literal["critical", "info", "warning"]]
 
 
 class Signal(TypedDict):
@@ -773,7 +773,7 @@ class SkillMonitorConfig(TypedDict):
     content_repeats: NotRequired[int]
     cycle_repeats: NotRequired[int]
     cycle_window: NotRequired[int]
-    disabled_rules: NotRequired[list[Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]]]
+    disabled_rules: NotRequired[list[Literal["condensation_loop", "content_loop", "cycle", "drift", "error_streak", "monologue", "novelty", "repeated_call", "repeated_query", "run_repeated_call", "same_result", "similar_call", "stagnation", "state_revisit"]]]
     drift_threshold: NotRequired[float]
     error_streak: NotRequired[int]
     history_size: NotRequired[int]
@@ -823,7 +823,7 @@ class Step(TypedDict):
     kind: str
     metadata: NotRequired[Any]
     model: NotRequired[str]
-    outcome: NotRequired[Literal["positive", "negative", "neutral", "error"] | None]
+    outcome: NotRequired[Literal["error", "negative", "neutral", "positive"] | None]
     result: NotRequired[Any]
     text: NotRequired[str]
 
@@ -869,7 +869,7 @@ class ThresholdView(TypedDict):
     default: int | float | bool
     max: int | float | bool | None
     min: int | float | bool | None
-    type: Literal["integer", "number", "boolean"]
+    type: Literal["boolean", "integer", "number"]
     used_by: str
     value: int | float | bool
 
@@ -961,14 +961,14 @@ class TimeBudgetPatch(TypedDict):
 
 
 class TimelineEntry(TypedDict):
-    action: Literal["continue", "nudge", "break"]
+    action: Literal["break", "continue", "nudge"]
     findings: list[TimelineFinding]
     index: int
 
 
 class TimelineFinding(TypedDict):
-    rule: Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]
-    severity: Literal["warning", "critical"]
+    rule: Literal["condensation_loop", "content_loop", "cycle", "drift", "error_streak", "monologue", "novelty", "repeated_call", "repeated_query", "run_repeated_call", "same_result", "similar_call", "stagnation", "state_revisit"]
+    severity: Literal["critical", "warning"]
     stepIndices: list[int]
 
 
@@ -1024,14 +1024,14 @@ RunFinding = MonitorFinding
 RunMonitorConfig = SkillMonitorConfig
 RunPage = RunsPage
 RunRecommendation = Recommendation
-RunRule = Literal["repeated_call", "cycle", "error_streak", "monologue", "content_loop", "repeated_query", "stagnation", "condensation_loop", "drift", "novelty", "similar_call", "same_result", "state_revisit", "run_repeated_call"]
+RunRule = Literal["condensation_loop", "content_loop", "cycle", "drift", "error_streak", "monologue", "novelty", "repeated_call", "repeated_query", "run_repeated_call", "same_result", "similar_call", "stagnation", "state_revisit"]
 RunSignal = Signal
 RunStep = Step
 RunSummary = RunListed
 RunTimelineEntry = TimelineEntry
 RunTimelineFinding = TimelineFinding
 RunToolPolicy = ToolConfig
-Severity = Literal["critical", "warning", "info"]
+Severity = Literal["critical", "info", "warning"]
 TelemetryEvent = LoopsEvent | SemanticLoopEvent
 TimeBudgetConfig = TimeBudgetAnswer
 Usage = UsageAnswer
