@@ -8,6 +8,7 @@ so together they never admit more than it (``share``).
 
 from __future__ import annotations
 
+import time
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -128,8 +129,10 @@ class Metering:
         """Where the charge goes, from what ``credit_keys`` found: the old item if the month
         has one, else the shard."""
         found = {str(i["sk"]): i for i in items}
-        if period_sk(period) in found:
-            return Credits(period, None, int(found[period_sk(period)].get("used", 0)))
+        if period_sk(period) in found:  # shards are written all at once: one found, all are
+            others = None if period_sk(period, shard) in found else 0
+            return Credits(period, None, int(found[period_sk(period)].get("used", 0)),
+                           others=others)
         return _shard(period, shard, found.get(period_sk(period, shard)))
 
     def plan_and_credits(self, tenant_id: str, period: str, plan: str
@@ -155,7 +158,9 @@ class Metering:
         none has: QUOTA_EXCEEDED."""
         if read.takes(quota, cost):
             return read
-        return None if read.shard is None else self.move(tenant_id, read.period, quota, cost)
+        if read.shard is None and read.others is not None:
+            return None
+        return self.move(tenant_id, read.period, quota, cost)
 
     def move(self, tenant_id: str, period: str, quota: int, cost: int) -> Credits | None:
         """A shard with room for ``cost``, at random among them, read afresh (one Query);
@@ -169,9 +174,11 @@ class Metering:
                 KeyConditionExpression="tenantId = :t AND begins_with(sk, :p)",
                 ExpressionAttributeValues={":t": {"S": tenant_id},
                                            ":p": {"S": period_sk(period)}})}
-            if period_sk(period) in items:  # charged the old way this month: its item decides
-                old = Credits(period, None, int(items[period_sk(period)].get("used", 0)))
-                return old if old.takes(quota, cost) else None
+            if period_sk(period) in items:  # charged the old way this month: its item decides,
+                old = items.pop(period_sk(period))  # counting what any shards hold too
+                others = sum(int(i.get("used", 0)) for i in items.values())
+                credits = Credits(period, None, int(old.get("used", 0)), others=others)
+                return credits if credits.takes(quota, cost) else None
             shards = [_shard(period, i, items.get(period_sk(period, i)))
                       for i in range(CREDIT_SHARDS)]
             if any(c.quota != quota for c in shards):
@@ -185,6 +192,8 @@ class Metering:
         """Write every shard's room of ``quota`` (``rooms``) in one transaction, on condition
         that none changed since read; one that did (a charge, another split) refuses it all."""
         left = rooms(quota, sum(c.used for c in shards))
+        # A shard no charge ever reaches is deleted by TTL too (a charge moves it later).
+        expires = int(time.time()) + USAGE_RETENTION_S
         actions = []
         for c, room in zip(shards, left, strict=True):
             key = to_item({"tenantId": tenant_id, "sk": c.sk})
@@ -192,14 +201,17 @@ class Metering:
                 actions.append({"Put": {
                     "TableName": self.s.usage_table,
                     "ConditionExpression": "attribute_not_exists(sk)",
-                    "Item": {**key, **to_item({"used": 0, "room": room, "quota": quota})}}})
+                    "Item": {**key, **to_item({"used": 0, "room": room, "quota": quota,
+                                               "expiresAt": expires})}}})
                 continue
             actions.append({"Update": {
                 "TableName": self.s.usage_table, "Key": key,
-                "UpdateExpression": "SET room = :room, quota = :quota",
+                "UpdateExpression": "SET room = :room, quota = :quota, "
+                                    "expiresAt = if_not_exists(expiresAt, :expires)",
                 "ConditionExpression": "used = :used AND room = :was",
                 "ExpressionAttributeValues": to_item({":room": room, ":quota": quota,
-                                                      ":used": c.used, ":was": c.room})}})
+                                                      ":used": c.used, ":was": c.room,
+                                                      ":expires": expires})}})
         with suppress(ConditionFailed, Conflicted):  # something changed: the caller reads again
             self.db.settled("transact_write_items", TransactItems=actions)
 
@@ -246,7 +258,9 @@ class Metering:
         if credits.shard is None:  # the month's one item, as before the shards
             spend = "ADD used :cost, #calls :one SET expiresAt = :expires"
             condition = "attribute_not_exists(used) OR used <= :max"
-            values = {":max": {"N": str(quota - record.credits)}}
+            # what the shards hold counts too; not read (None): as if they held it all
+            others = quota if credits.others is None else credits.others
+            values = {":max": {"N": str(quota - record.credits - others)}}
         else:  # a shard's room, split from this very quota (else it refuses: split again)
             spend = "ADD used :cost, room :spent, #calls :one SET expiresAt = :expires"
             condition = "room >= :cost AND quota = :quota"

@@ -59,13 +59,19 @@ class Credits:
 
     A shard holds ``used`` and ``room``, the credits it may still take; the rooms were split
     from the month's ``quota`` (the plan's when the shards were written), so that the used
-    and the rooms of all shards add up to it. None: the shard does not exist (yet)."""
+    and the rooms of all shards add up to it. None: the shard does not exist (yet).
+
+    The one item's ``others``: what the month's shards hold beside it (a function of the old
+    version charged the old item while the new one had already sharded the month, as in a
+    deploy), which counts against the quota too; None: not read yet (``Metering.move`` reads
+    it)."""
 
     period: str
     shard: int | None
     used: int = 0
     room: int | None = None
     quota: int | None = None
+    others: int | None = 0
 
     @property
     def sk(self) -> str:
@@ -74,7 +80,7 @@ class Credits:
     def takes(self, quota: int, cost: int) -> bool:
         """Whether a charge of ``cost`` under the plan's ``quota`` fits here as read."""
         if self.shard is None:
-            return self.used + cost <= quota
+            return self.others is not None and self.used + self.others + cost <= quota
         return self.quota == quota and self.room is not None and self.room >= cost
 
 

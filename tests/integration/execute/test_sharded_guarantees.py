@@ -174,3 +174,30 @@ def test_a_month_charged_the_old_way_stays_on_its_one_item(world) -> None:
                                                     ":p": {"S": "PERIOD#"}})["Items"]
     assert [i["sk"]["S"] for i in items] == [f"PERIOD#{period}"]  # no shard written
     assert CREDIT_SHARDS == 32
+
+
+def test_a_month_sharded_then_charged_the_old_way_counts_both(world) -> None:
+    # a function of the old version, still running in a deploy, charges the month's one item
+    # after the new code sharded it: the quota counts the shards and the one item together
+    execute, _, client, config = world
+    name, secret, _ = tenant(world, 10)
+    assert codes([call(world, secret) for _ in range(8)]) == {"OK": 8}
+    period = period_of(datetime.now(UTC))
+    client.update_item(TableName=config.usage_table, Key={  # as the old version charges
+        "tenantId": {"S": name}, "sk": {"S": f"PERIOD#{period}"}},
+        UpdateExpression="ADD used :one", ExpressionAttributeValues={":one": {"N": "1"}})
+    answers = all_at_once([lambda: call(world, secret) for _ in range(16)])
+    assert codes(answers) == {"OK": 1, "QUOTA_EXCEEDED": 15}
+    assert execute.metering.used(name, period) == 10
+
+
+def test_every_shard_expires_even_one_never_charged(world) -> None:
+    _, _, client, config = world
+    name, secret, _ = tenant(world, 100)
+    assert codes([call(world, secret) for _ in range(3)]) == {"OK": 3}
+    items = client.query(TableName=config.usage_table, ConsistentRead=True,
+                         KeyConditionExpression="tenantId = :t AND begins_with(sk, :p)",
+                         ExpressionAttributeValues={":t": {"S": name},
+                                                    ":p": {"S": "PERIOD#"}})["Items"]
+    assert len(items) == CREDIT_SHARDS
+    assert all("expiresAt" in item for item in items)
