@@ -12,8 +12,8 @@ smaller indices, so there are no cycles, and each round removes at least one roo
 
 Large blocks are pruned first (``_candidates``): by Cauchy-Schwarz, ``u.v <= u_h.v_h +
 |u_t| |v_t|`` for any split of the coordinates into a head ``h`` and a tail ``t``, so a product of
-the first ``PRUNE_HEAD`` of the coordinates (3/8 of the work) rules out almost every pair, and
-the full product is computed only for the rows and columns that remain.
+the first ``PRUNE_HEAD`` of the coordinates (3/8 of the work), with ``|t|`` as one more
+coordinate, rules out almost every pair, and only the pairs that remain get their dot product.
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ BLOCK_ROWS = 512
 # more than the product itself when the CPU is shared (docs/benchmarks.md: 100-call runs).
 SMALL_GRAM = 1 << 24
 PRUNE_HEAD = 3 / 8  # the share of the coordinates in the pruning product
-# Above this share of pairs left by the bound, the full product of the block is cheaper.
-PRUNE_DENSE = 1 / 16
+# Above this share of pairs left by the bound, the full product of the block is cheaper than
+# the pairs' own dot products (gathered rows, no BLAS), PAIR_CHUNK pairs at a time.
+PRUNE_DENSE = 1 / 64
+PAIR_CHUNK = 4096
 # The bound is computed in float32 too: a margin far above its rounding keeps every close pair.
 PRUNE_MARGIN = 1e-3
 
@@ -71,19 +73,30 @@ def similar_components(vectors: np.ndarray, threshold: float,
     limit = np.float32(threshold)
     one = np.float32(1.0)
     split = int(dims * PRUNE_HEAD)
-    head = np.ascontiguousarray(vectors[:, :split])
-    tail = np.sqrt(np.einsum("ij,ij->i", vectors[:, split:], vectors[:, split:]))
+    # The tail's norm as one more coordinate: the bound is then one product, head . head.
+    head = np.empty((n, split + 1), dtype=np.float32)
+    head[:, :split] = vectors[:, :split]
+    head[:, split] = np.sqrt(np.einsum("ij,ij->i", vectors[:, split:], vectors[:, split:]))
     for start in range(0, n, block_rows):
         stop = min(n, start + block_rows)
         rows, cols = vectors[start:stop], vectors[start:]
         small = rows.shape[0] * cols.shape[0] * dims <= SMALL_GRAM
         found = None if (small if prune is None else not prune) else _candidates(
-            head, tail, start, stop, one - limit - np.float32(PRUNE_MARGIN))
+            head, start, stop, one - limit - np.float32(PRUNE_MARGIN))
         if found is not None:
-            at_rows, at_cols, maybe = found
-            close = (one - rows[at_rows] @ cols[at_cols].T) < limit
-            close &= maybe
-            close &= at_rows[:, None] != at_cols[None, :]  # a vector is not its own edge
+            pair_rows, pair_cols = found
+            near = np.empty(pair_rows.size, dtype=bool)
+            for at in range(0, pair_rows.size, PAIR_CHUNK):  # gathered rows: bounded memory
+                part = slice(at, at + PAIR_CHUNK)
+                dots = np.einsum("ij,ij->i", rows[pair_rows[part]], cols[pair_cols[part]])
+                near[part] = (one - dots) < limit
+            pair_rows, pair_cols = pair_rows[near], pair_cols[near]
+            if pair_rows.size == 0:
+                continue
+            at_rows, row_at = np.unique(pair_rows, return_inverse=True)
+            at_cols, col_at = np.unique(pair_cols, return_inverse=True)
+            close = np.zeros((at_rows.size, at_cols.size), dtype=bool)
+            close[row_at, col_at] = True
         else:
             gram = (np.einsum("ik,jk->ij", rows, cols, optimize=False) if small
                     else rows @ cols.T)
@@ -99,17 +112,15 @@ def similar_components(vectors: np.ndarray, threshold: float,
     return _compress(parent)
 
 
-def _candidates(head: np.ndarray, tail: np.ndarray, start: int, stop: int,
-                least: np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """The rows and columns (block coordinates) of rows ``start:stop`` against ``start:`` whose
-    bound on the dot product exceeds ``least``, and that mask among them; None where the bound
-    leaves too many pairs to be worth it."""
+def _candidates(head: np.ndarray, start: int, stop: int,
+                least: np.float32) -> tuple[np.ndarray, np.ndarray] | None:
+    """The pairs (row, column in block coordinates, a vector never with itself) of rows
+    ``start:stop`` against ``start:`` whose bound on the dot product exceeds ``least``; None
+    where the bound leaves too many pairs to be worth it."""
     bound = head[start:stop] @ head[start:].T
-    bound += tail[start:stop, None] * tail[None, start:]
-    maybe = bound > least
-    del bound
-    if np.count_nonzero(maybe) > PRUNE_DENSE * maybe.size:
+    diagonal = np.arange(stop - start)
+    bound[diagonal, diagonal] = -np.inf
+    found = np.flatnonzero(bound > least)
+    if found.size > PRUNE_DENSE * bound.size:
         return None
-    at_rows = np.flatnonzero(maybe.any(axis=1))
-    at_cols = np.flatnonzero(maybe.any(axis=0))
-    return at_rows, at_cols, maybe[np.ix_(at_rows, at_cols)]
+    return np.divmod(found, bound.shape[1])
