@@ -201,14 +201,17 @@ def _counted_keys(codes: np.ndarray) -> np.ndarray | None:
     top = top[order]
     if top.size > 1 and not np.all(top[1:] != top[:-1]):
         return None
-    rank = np.zeros(_BASE ** NGRAM, dtype=np.int32)
-    rank[distinct[order]] = np.arange(distinct.size, dtype=np.int32)
-    ranks = rank[gram]
-    del gram
     # Stable radix argsort by rank (numpy's stable argsort of 16-bit keys is a counting sort):
     # low 16 bits, then high bits; within a rank, occurrences stay in document order.
-    perm = np.argsort((ranks & 0xFFFF).astype(np.uint16), kind="stable")
-    if distinct.size > 1 << 16:
+    narrow = distinct.size <= 1 << 16  # the common case: ranks read straight as 16 bits
+    rank = np.zeros(_BASE ** NGRAM, dtype=np.uint16 if narrow else np.int32)
+    rank[distinct[order]] = np.arange(distinct.size, dtype=rank.dtype)
+    ranks = rank[gram]
+    del gram
+    if narrow:
+        perm = np.argsort(ranks, kind="stable")
+    else:
+        perm = np.argsort((ranks & 0xFFFF).astype(np.uint16), kind="stable")
         perm = perm[np.argsort((ranks[perm] >> 16).astype(np.uint16), kind="stable")]
     del ranks
     keys = np.repeat(top, occurrences[distinct[order]])
@@ -239,25 +242,29 @@ def vectorize(messages: Sequence[str], dimensions: int = DIMENSIONS) -> np.ndarr
     del keys
     tf = np.diff(starts, append=first.size)
     del starts
-    feature = pairs >> _U64(DOC_BITS)
     new_feature = first[:pairs.size]  # reuse the buffer
-    np.not_equal(feature[1:], feature[:-1], out=new_feature[1:])
-    df = np.diff(np.flatnonzero(new_feature), append=pairs.size)
-    del first, new_feature
+    np.not_equal(pairs[1:] >> _U64(DOC_BITS), pairs[:-1] >> _U64(DOC_BITS), out=new_feature[1:])
+    feature_starts = np.flatnonzero(new_feature)
+    df = np.diff(feature_starts, append=pairs.size)
+    feature = pairs[feature_starts] >> _U64(DOC_BITS)
+    del first, new_feature, feature_starts
+    # What depends on the feature alone (its idf, sign and coordinate) is computed once per
+    # feature, then repeated over its documents.
     idf = 1.0 + np.log((1.0 + n) / (1.0 + np.arange(n + 1)))
-    weight = np.repeat(idf[df], df)
+    signed = idf[df]
+    signed[(feature & _U64(1 << 49)) != 0] *= -1.0
+    weight = np.repeat(signed, df)
     repeated = np.flatnonzero(tf > 1)
     if repeated.size:
         weight[repeated] *= 1.0 + np.log(tf[repeated])
-    del tf, df
-    weight[(feature & _U64(1 << 49)) != 0] *= -1.0
+    del tf
     # Row (document) * dimensions + column (low bits of the feature), as one flat index.
-    index = pairs & _LOW_BITS
+    index = (pairs & _LOW_BITS).view(np.int64)
     del pairs
-    index *= _U64(dimensions)
-    index |= feature & _U64(dimensions - 1)
-    del feature
-    dense = np.bincount(index.view(np.int64), weights=weight, minlength=n * dimensions)
+    index *= dimensions
+    index += np.repeat((feature & _U64(dimensions - 1)).view(np.int64), df)
+    del feature, df
+    dense = np.bincount(index, weights=weight, minlength=n * dimensions)
     del index, weight
     dense = dense.reshape(n, dimensions)
     norms = np.sqrt(np.einsum("ij,ij->i", dense, dense))[:, None]
