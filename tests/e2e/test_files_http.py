@@ -196,7 +196,7 @@ def test_an_output_too_large_to_inline_is_a_file_ref_whose_download_is_the_inlin
     (tenant, _), _ = tenants
     ref = large["output"]
     assert set(ref) == {"fileRef", "downloadUrl", "method", "expiresAt", "bytes"}
-    assert re.fullmatch(r"file_[0-9a-f]{32}", ref["fileRef"]) and ref["method"] == "GET"
+    assert re.fullmatch(r"out_[0-9a-f]{32}", ref["fileRef"]) and ref["method"] == "GET"
     assert f"/tenants/{tenant}/{ref['fileRef']}?" in ref["downloadUrl"]  # the tenant's prefix
     status, body = curl_get(ref["downloadUrl"])
     assert status == 200
@@ -271,3 +271,15 @@ def test_with_an_idempotency_key_an_output_too_large_to_store_for_replays_is_a_f
     assert curl_get(ref["downloadUrl"]) == (200, dumps(inline.json()["output"]).encode())
     again = server.execute("test.large", {"count": count}, key=key, headers=idempotency)
     assert (again.status, again.body) == (200, keyed.body)  # the stored answer, byte for byte
+
+
+def test_an_outputs_ref_is_no_input(server: Server, tenants: Any,
+                                    large: dict[str, Any]) -> None:
+    # Taken as an input, it would be deleted from under its download URL and keyed replays.
+    (_, key_a), _ = tenants
+    ref = large["output"]["fileRef"]
+    issue = refused(server.execute("agent.loop_detect", {"fileRef": ref}, key=key_a),
+                    "LOOP_EVENTS_INVALID")
+    assert "POST /v1/files" in issue
+    status, _ = curl_get(large["output"]["downloadUrl"])
+    assert status == 200  # still there

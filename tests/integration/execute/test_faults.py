@@ -31,7 +31,7 @@ from loopsense.platform.http.auth import authorizer_context
 from loopsense.platform.http.request import Request
 from loopsense.platform.wiring import build_execute
 from loopsense.settings import Settings
-from loopsense.store.dynamo import make_client, serve_in_process
+from loopsense.store.dynamo import make_client, serve_in_process, unavailable
 from loopsense.store.files import Files, make_s3_client
 from loopsense.store.metering import period_of
 from loopsense_local.dynamodb.client import InProcessClient
@@ -381,4 +381,30 @@ def test_a_refusal_whose_key_cannot_be_released_is_still_that_refusal(stack: Sta
     assert stack.store.failed
     assert status == 400 and not body["error"]["retryable"], body
     assert "Retry-After" not in headers
+    assert stack.used() == (0, 0)
+
+
+@pytest.mark.parametrize("charge", ["lost the last credits", "store down"])
+def test_a_large_output_whose_charge_fails_leaves_no_file(stack: Stack, charge: str,
+                                                          monkeypatch: Any) -> None:
+    stack.execute.invoker = InProcessInvoker()  # test.large's 7 MB answer, past Lambda's 6 MB
+    files = stack.execute.files
+    assert files is not None
+    written: list[str] = []
+    write = files.write
+    monkeypatch.setattr(files, "write", lambda tenant, ref, body, kind: (
+        written.append(ref), write(tenant, ref, body, kind))[1])
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        if charge == "store down":
+            raise unavailable()
+        return None  # lost the race for the month's last credits
+
+    monkeypatch.setattr(stack.execute.metering, "charge", failing)
+    status, body, _ = stack.call({"skillKey": "test.large", "input": {"count": 900_000}})
+    assert (status, body["error"]["code"]) == (
+        (503, "PLAN_ELIGIBILITY_UNAVAILABLE") if charge == "store down" else
+        (429, "QUOTA_EXCEEDED")), body
+    assert len(written) == 1 and written[0].startswith("out_")
+    assert files.read(stack.tenant, written[0], 1024) is None  # deleted: no answer names it
     assert stack.used() == (0, 0)

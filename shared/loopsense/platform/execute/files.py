@@ -125,7 +125,9 @@ def deliver(files: Files, tenant_id: str, output: Any, now: datetime,
     if fits_inline(text, limit):
         return output
     body = text.encode()
-    file_id = "file_" + uuid.uuid4().hex
+    # out_, not file_: an output is never a fileRef an execute takes (its use would delete it
+    # from under its download URL and the keyed replays)
+    file_id = "out_" + uuid.uuid4().hex
     files.write(tenant_id, file_id, body, "application/json")
     url = files.download_url(tenant_id, file_id, URL_TTL_S)
     return FileOutput(fileRef=file_id, downloadUrl=url, method="GET",

@@ -15,6 +15,7 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -138,13 +139,18 @@ class Execute:
         # With a key, the response is stored in the charge's own transaction (idempotency.py).
         response = answer(record.execution_id)
         store, committed = complete(response) if complete is not None else (None, None)
-        execution_id = until_settled(
-            lambda: self.metering.charge(identity.tenant_id, period_of(now),
-                                         caller.plan.credits_per_month, record, once, credits,
-                                         also=() if store is None else (store,)),
-            unavailable)
-        if execution_id is None:
-            raise quota_error  # lost the race for the last credits: the work is discarded
+        try:
+            execution_id = until_settled(
+                lambda: self.metering.charge(identity.tenant_id, period_of(now),
+                                             caller.plan.credits_per_month, record, once,
+                                             credits, also=() if store is None else (store,)),
+                unavailable)
+        except BaseException:
+            self._discard_output(identity, output, result["output"])  # nothing charged: no
+            raise  # answer will name the file
+        if execution_id is None:  # lost the race for the last credits: the work is discarded
+            self._discard_output(identity, output, result["output"])
+            raise quota_error
         if execution_id != record.execution_id:  # charged before (its claim held): not stored
             response = answer(execution_id)  # here; Powertools stores this one after us
         elif committed is not None:
@@ -152,6 +158,13 @@ class Execute:
         if file is not None and self.files is not None:
             self.files.discard(identity.tenant_id, file.file_id)  # used: not kept
         return response
+
+    def _discard_output(self, identity: Identity, output: Any, inline: Any) -> None:
+        """The file ``deliver`` wrote for ``output`` (if it did), deleted: a call that was not
+        charged answers no URL to it."""
+        if self.files is not None and output is not inline:
+            with suppress(Exception):  # the bucket's expiry removes it otherwise
+                self.files.discard(identity.tenant_id, output["fileRef"])
 
     def new_file(self, identity: Identity, request: Request) -> dict[str, Any]:
         """POST /v1/files: a fileRef and its pre-signed upload URL (execute/files.py)."""
