@@ -147,6 +147,10 @@ def test_ordering_by_counting_gives_the_sorted_keys(messages):
     if codes.dtype == np.uint8:
         assert np.array_equal(lexvec.sorted_keys(codes, counting=True), sorted_)
     assert np.array_equal(lexvec.sorted_keys(codes), sorted_)
+    # Its parts (what vectorize reads) agree both ways too: documents, features, their counts.
+    for a, b in zip(lexvec.sorted_features(codes, counting=True),
+                    lexvec.sorted_features(codes, counting=False), strict=True):
+        assert a.tolist() == b.tolist()
 
 
 def test_ordering_by_counting_past_65536_distinct_grams_and_on_the_quality_set():

@@ -146,6 +146,16 @@ def sorted_keys(codes: np.ndarray, counting: bool | None = None) -> np.ndarray:
     its normalized alphabet is 28 symbols, so a 4-gram is one of 28**4 indices; the distinct
     ones are ranked by hash, and a stable radix argsort by rank keeps each rank's occurrences in
     document order, which is the sorted order. ``counting`` forces a way (tests)."""
+    docs, tops, occurrences = sorted_features(codes, counting)
+    keys = np.repeat(tops, occurrences)
+    keys |= docs
+    return keys
+
+
+def sorted_features(codes: np.ndarray, counting: bool | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``sorted_keys`` in parts: the documents of the keys in order, and each distinct feature's
+    top 50 bits (ascending) with its number of occurrences (the keys are their runs)."""
     if counting is None:
         counting = codes.dtype == np.uint8
     found = _counted_keys(codes) if counting and codes.dtype == np.uint8 else None
@@ -156,7 +166,15 @@ def sorted_keys(codes: np.ndarray, counting: bool | None = None) -> np.ndarray:
     hashes |= doc
     del doc
     hashes.sort()
-    return hashes
+    docs = hashes & _LOW_BITS
+    hashes &= ~_LOW_BITS
+    if hashes.size == 0:
+        return docs, hashes, np.zeros(0, dtype=np.int64)
+    new = np.empty(hashes.size, dtype=bool)
+    new[0] = True
+    np.not_equal(hashes[1:], hashes[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    return docs, hashes[starts], np.diff(starts, append=hashes.size)
 
 
 # The normalized ASCII alphabet (a space, "0" for every digit, a-z) as symbols 0..27.
@@ -166,13 +184,14 @@ _SYMBOL[_ASCII_CODES] = np.arange(_ASCII_CODES.size, dtype=np.uint8)
 _BASE = _ASCII_CODES.size
 
 
-def _counted_keys(codes: np.ndarray) -> np.ndarray | None:
-    """``sorted_keys`` of uint8 codes by counting; None if a code is outside the alphabet or two
-    4-grams share the top 50 bits of their hash (then only a sort orders them as before)."""
+def _counted_keys(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``sorted_features`` of uint8 codes by counting; None if a code is outside the alphabet or
+    two 4-grams share the top 50 bits of their hash (then only a sort orders them as before)."""
     separators = np.flatnonzero(codes == 0)
     count = codes.size - NGRAM + 1
     if count <= 0:
-        return np.zeros(0, dtype=np.uint64)
+        return (np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.uint64),
+                np.zeros(0, dtype=np.int64))
     symbols = _SYMBOL[codes]
     symbols[separators] = 0  # never read by a valid 4-gram
     if np.any(symbols == 255):
@@ -214,9 +233,7 @@ def _counted_keys(codes: np.ndarray) -> np.ndarray | None:
         perm = np.argsort((ranks & 0xFFFF).astype(np.uint16), kind="stable")
         perm = perm[np.argsort((ranks[perm] >> 16).astype(np.uint16), kind="stable")]
     del ranks
-    keys = np.repeat(top, occurrences[distinct[order]])
-    keys |= doc[perm]
-    return keys
+    return doc[perm], top, occurrences[distinct[order]]
 
 
 def vectorize(messages: Sequence[str], dimensions: int = DIMENSIONS) -> np.ndarray:
@@ -227,27 +244,27 @@ def vectorize(messages: Sequence[str], dimensions: int = DIMENSIONS) -> np.ndarr
         return np.zeros((0, dimensions), dtype=np.float32)
     if n >= 1 << DOC_BITS:
         raise ValueError(f"at most {(1 << DOC_BITS) - 1} messages per call")
-    keys = sorted_keys(normalized_codes(messages))
-    if keys.size == 0:
+    docs, tops, occurrences = sorted_features(normalized_codes(messages))
+    if docs.size == 0:
         return np.zeros((n, dimensions), dtype=np.float32)
-    # One order gives both frequencies: a key is (the feature's top 50 bits, the document), so
-    # equal keys are one feature's occurrences in one document (tf), and the distinct keys of
-    # one feature are the documents that contain it (df). Intermediates are dropped as soon as
-    # they are used: this is the memory peak of agent.loops (docs/benchmarks.md).
-    first = np.empty(keys.size, dtype=bool)
+    # One order gives both frequencies: the keys (a feature's top 50 bits, a document) are
+    # sorted, so a run of one document within a feature's run is its tf, and the number of
+    # such runs is the feature's df. Intermediates are dropped as soon as they are used: this
+    # is the memory peak of agent.loops (docs/benchmarks.md).
+    feature_starts = np.cumsum(occurrences) - occurrences
+    first = np.empty(docs.size, dtype=bool)
     first[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    np.not_equal(docs[1:], docs[:-1], out=first[1:])
+    first[feature_starts] = True
+    df = np.add.reduceat(first, feature_starts, dtype=np.int64)
+    del feature_starts, occurrences
     starts = np.flatnonzero(first)
-    pairs = keys[starts]
-    del keys
-    tf = np.diff(starts, append=first.size)
-    del starts
-    new_feature = first[:pairs.size]  # reuse the buffer
-    np.not_equal(pairs[1:] >> _U64(DOC_BITS), pairs[:-1] >> _U64(DOC_BITS), out=new_feature[1:])
-    feature_starts = np.flatnonzero(new_feature)
-    df = np.diff(feature_starts, append=pairs.size)
-    feature = pairs[feature_starts] >> _U64(DOC_BITS)
-    del first, new_feature, feature_starts
+    del first
+    tf = np.diff(starts, append=docs.size)
+    pair_docs = docs[starts]
+    del docs, starts
+    feature = tops >> _U64(DOC_BITS)
+    del tops
     # What depends on the feature alone (its idf, sign and coordinate) is computed once per
     # feature, then repeated over its documents.
     idf = 1.0 + np.log((1.0 + n) / (1.0 + np.arange(n + 1)))
@@ -259,8 +276,8 @@ def vectorize(messages: Sequence[str], dimensions: int = DIMENSIONS) -> np.ndarr
         weight[repeated] *= 1.0 + np.log(tf[repeated])
     del tf
     # Row (document) * dimensions + column (low bits of the feature), as one flat index.
-    index = (pairs & _LOW_BITS).view(np.int64)
-    del pairs
+    index = pair_docs.astype(np.int64)
+    del pair_docs
     index *= dimensions
     index += np.repeat((feature & _U64(dimensions - 1)).view(np.int64), df)
     del feature, df
