@@ -89,11 +89,22 @@ def normalized_codes(messages: Sequence[str]) -> np.ndarray:
         hex_starts = starts
     # Separators stay; of each run of other non-word characters, the first becomes a space.
     keep |= sep | (~word & np.concatenate(([True], (word | sep)[:-1])))
-    out = codes.copy()
-    out[digit] = 48
+    if codes.dtype == np.uint8:  # ASCII: every code mapped by one table look-up
+        out = _ASCII_OUT[codes]
+    else:
+        out = codes.copy()
+        out[digit] = 48
+        out[~(word | sep)] = 32
     out[hex_starts] = 48
-    out[~(word | sep)] = 32
     return out[keep]
+
+
+# What step 1 writes for an ASCII code: a digit becomes "0", a letter (lowercased already) or
+# the separator stays, anything else becomes a space.
+_ASCII_OUT = np.full(256, 32, dtype=np.uint8)
+_ASCII_OUT[0] = 0
+_ASCII_OUT[48:58] = 48
+_ASCII_OUT[97:123] = np.arange(97, 123, dtype=np.uint8)
 
 
 def normalize(message: str) -> str:
