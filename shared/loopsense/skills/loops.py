@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, with_config
 from typing_extensions import TypedDict
 
 from loopsense.core.buckets import duration_bucket, step_bucket
-from loopsense.core.instants import from_epoch_ms, parse_iso
+from loopsense.core.instants import MAX_MS, MIN_MS, from_epoch_ms, parse_iso
 from loopsense.core.signatures import hash8, template
 from loopsense.errors import validation_error
 from loopsense.platform.access.catalog import CATALOG
@@ -195,7 +195,9 @@ def duration(parsed: LoopsInput) -> tuple[Duration, int, int]:
     stamps: list[tuple[int, int]] = []
     for i, event in enumerate(parsed.events):
         value = event.get("timestamp")
-        if value is not None:
+        if type(value) is int and MIN_MS <= value <= MAX_MS:  # epoch ms as from_epoch_ms reads
+            stamps.append((value, i))
+        elif value is not None:
             stamps.append((_instant(value, f"input.events.{i}.timestamp"), i))
     backwards = sum(1 for (a, _), (b, _) in zip(stamps, stamps[1:], strict=False) if b < a)
     if (parsed.startedAt is None) != (parsed.endedAt is None):
