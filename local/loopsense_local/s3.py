@@ -76,22 +76,34 @@ def _error(code: str, message: str) -> bytes:
             f"<Message>{message}</Message></Error>").encode()
 
 
-def process_credentials() -> Callable[[str], str | None]:
-    """The secret of this process's own AWS access key (boto3's chain, read at the first
-    request): the one the router signs with, so the one this store accepts."""
+def process_credentials(read: Callable[[], tuple[str, str] | None] | None = None
+                        ) -> Callable[[str], str | None]:
+    """The secret of this process's own AWS access key (boto3's chain): the one the router
+    signs with, so the one this store accepts. A key not seen before reads the chain again
+    (temporary credentials rotate, and the router's boto3 moves on to the new key); the last
+    few keys stay known, so a URL signed just before a rotation still works."""
     known: dict[str, str] = {}
 
     def secret_of(access_key: str) -> str | None:
-        if not known:
-            import boto3
-
-            found = boto3.Session().get_credentials()
-            frozen = None if found is None else found.get_frozen_credentials()
-            if frozen is not None and frozen.access_key and frozen.secret_key:
-                known[str(frozen.access_key)] = str(frozen.secret_key)
+        if access_key not in known:
+            found = (read or _chain)()
+            if found is not None:
+                known[found[0]] = found[1]
+                while len(known) > 4:  # the oldest first (dicts keep insertion order)
+                    del known[next(iter(known))]
         return known.get(access_key)
 
     return secret_of
+
+
+def _chain() -> tuple[str, str] | None:
+    import boto3
+
+    found = boto3.Session().get_credentials()
+    frozen = None if found is None else found.get_frozen_credentials()
+    if frozen is None or not frozen.access_key or not frozen.secret_key:
+        return None
+    return str(frozen.access_key), str(frozen.secret_key)
 
 
 def make_handler(objects: Objects, secret_of: Callable[[str], str | None],

@@ -19,7 +19,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from loopsense_local.s3 import BUCKET, EmbeddedS3
+from loopsense_local.s3 import BUCKET, EmbeddedS3, process_credentials
 
 KEYS = {"AKIDLOCALTEST": "secret-of-the-test"}
 START = 1_796_000_000.0  # 2026-11-30, in seconds
@@ -151,3 +151,25 @@ def test_unknown_keys_wrong_secrets_and_unsigned_requests_are_refused(
     assert fetch(f"{store.endpoint}/{BUCKET}/tenants/e/f1", "PUT", b"x")[:2] == (
         403, "AccessDenied")
     assert client(store).get_object(Bucket=BUCKET, Key="tenants/e/f1")["Body"].read() == b"[6]"
+
+
+def test_rotated_process_credentials_are_read_again_and_the_last_few_kept() -> None:
+    # temporary credentials rotate: the router's boto3 signs with the new key, so the store
+    # reads the chain again for a key it has not seen, and keeps the few before it
+    chain = iter([("AKIA0", "s0"), ("AKIA1", "s1"), ("AKIA2", "s2"), ("AKIA3", "s3"),
+                  ("AKIA4", "s4"), ("AKIA5", "s5")])
+    reads: list[str] = []
+
+    def read() -> tuple[str, str]:
+        found = next(chain, ("AKIA5", "s5"))  # the chain's key once it stopped rotating
+        reads.append(found[0])
+        return found
+
+    secret_of = process_credentials(read)
+    assert secret_of("AKIA0") == "s0"
+    assert secret_of("AKIA0") == "s0" and reads == ["AKIA0"]  # known: not read again
+    for n in range(1, 6):
+        assert secret_of(f"AKIA{n}") == f"s{n}"
+    assert secret_of("AKIA2") == "s2" and len(reads) == 6  # among the last four: kept
+    assert secret_of("AKIA0") is None  # rotated out: unknown (the chain has moved on)
+    assert reads[-1] == "AKIA5"
