@@ -93,3 +93,20 @@ def test_blas_and_einsum_blocks_agree(seed, monkeypatch):
     monkeypatch.setattr(similarity, "SMALL_GRAM", 1 << 40)  # every block through einsum
     with_einsum = similar_components(vectors, 0.2, block_rows=64)
     assert with_blas.tolist() == with_einsum.tolist() == naive_components(vectors, 0.2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 40), dims=st.sampled_from([2, 9, 64, 512]),
+       skew=st.sampled_from([0.0, 1.0, 2.0]))
+def test_the_pruning_bound_is_never_below_a_dot_product(seed, n, dims, skew):
+    """The head of most energy plus the tail parts' norms bound every pair's dot product, on
+    coordinates of even or Zipfian energy (which is what makes the head worth choosing)."""
+    from loopsense.core.similarity import _bound_rows
+
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((n, dims)) / (1.0 + rng.permutation(dims)) ** skew
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    vectors = rows.astype(np.float32)
+    bound = _bound_rows(vectors).astype(np.float64)
+    exact = vectors.astype(np.float64)
+    assert np.all(bound @ bound.T >= exact @ exact.T - 1e-6)
