@@ -6,6 +6,7 @@ Run from the repository root (scikit-learn and scipy come from the `bench` extra
 
     .venv/bin/python benchmarks/bench_loops.py           # full run (a few minutes)
     .venv/bin/python benchmarks/bench_loops.py --quick   # smoke run (do not quote)
+    .venv/bin/python benchmarks/bench_loops.py --baseline DIR   # also part 6 (DIR: git archive)
 
 1. Whole skill call: ``jsonio.dumps(loops.run(jsonio.loads(body)))`` on 5,000 llm_calls of one
    model with distinct ~400-character messages (4,800 unrelated prompts, 40 planted drifting
@@ -22,6 +23,9 @@ Run from the repository root (scikit-learn and scipy come from the `bench` extra
    scikit-learn's median over ours. The clusters each finds are compared.
 5. For information: the event limit (10,000 llm_calls) and a single loop of 5,000 distinct
    messages that all cluster together (the densest similarity graph).
+6. With ``--baseline DIR`` (the root of a ``git archive`` of another commit): part 1's whole
+   call against that commit's, both in one process (OPENBLAS_NUM_THREADS=1), interleaved
+   rounds, answers compared; the figure is the median of the rounds' ratios.
 
 Everything is deterministic (fixed seeds); only the timings vary. Results: docs/benchmarks.md.
 """
@@ -51,7 +55,7 @@ for path in (ROOT, ROOT / "shared"):  # loopsense without installing
 
 import numpy as np  # noqa: E402
 
-from benchmarks.harness import measure, p95, verdict  # noqa: E402
+from benchmarks.harness import baseline_package, measure, p95, paired_ratio, verdict  # noqa: E402
 from loopsense import jsonio  # noqa: E402
 from loopsense.core.lexvec import vectorize  # noqa: E402
 from loopsense.core.similarity import similar_components  # noqa: E402
@@ -206,6 +210,24 @@ def worker_extremes(reps: int) -> dict[str, Any]:
     return out
 
 
+def worker_baseline(reps: int, tree: str) -> dict[str, Any]:
+    """Part 6: this tree's whole call and the baseline tree's, interleaved in this process."""
+    import importlib
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as into:
+        name = baseline_package(Path(tree), Path(into))
+        old_io = importlib.import_module(f"{name}.jsonio")
+        old_loops = importlib.import_module(f"{name}.skills.loops")
+        body = body_of(messages(N_CALLS, LOOPS_BIG))
+        cases = {"baseline": lambda: old_io.dumps(old_loops.run(old_io.loads(body))),
+                 "this tree": lambda: jsonio.dumps(loops.run(jsonio.loads(body)))}
+        same = cases["baseline"]() == cases["this tree"]()
+        times = measure(cases, reps=reps, warmup=1)
+    return {"same_answer": same, "ratio": paired_ratio(times["this tree"], times["baseline"]),
+            **{name: summary(values) for name, values in times.items()}}
+
+
 def run_worker(kind: str, env: dict[str, str], *args: str) -> dict[str, Any]:
     done = subprocess.run([sys.executable, __file__, "--worker", kind, *args],
                           env={**os.environ, **env}, capture_output=True, text=True, check=True,
@@ -329,7 +351,8 @@ def quality_on_the_set(tfidf: Any, cosine: Any, csr: Any, components: Any) -> No
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: few repetitions")
-    parser.add_argument("--worker", choices=["time", "memory", "extremes"],
+    parser.add_argument("--baseline", type=Path, help="another tree of the code (git archive)")
+    parser.add_argument("--worker", choices=["time", "memory", "extremes", "baseline"],
                         help=argparse.SUPPRESS)
     parser.add_argument("--reps", type=int, default=15, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -341,6 +364,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.worker == "extremes":
         print(json.dumps(worker_extremes(args.reps)))
+        return 0
+    if args.worker == "baseline":
+        print(json.dumps(worker_baseline(args.reps, str(args.baseline))))
         return 0
 
     reps = 3 if args.quick else 15
@@ -380,6 +406,16 @@ def main(argv: list[str] | None = None) -> int:
     for name, stats in extremes.items():
         print(f"  {name:<40} body {stats['body_mb']:.2f} MiB: median {stats['median']:.3f} s, "
               f"min {stats['min']:.3f} s, peak {stats['peak_mb']:.1f} MiB")
+
+    if args.baseline:
+        against = run_worker("baseline", {"OPENBLAS_NUM_THREADS": "1"}, "--reps", str(reps),
+                             "--baseline", str(args.baseline.resolve()))
+        print(f"\n6. Whole skill call against {args.baseline} [OPENBLAS_NUM_THREADS=1], "
+              f"{reps} interleaved rounds; same answer: {against['same_answer']}")
+        print(HEADER)
+        for name in ("baseline", "this tree"):
+            print(row(name, against[name]))
+        print(f"  this tree / baseline, median of the rounds' ratios: {against['ratio']:.3f}x")
 
     print("\nTargets")
     for label, result in results.items():

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import gc
+import re
+import shutil
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -63,3 +67,21 @@ def verdict(label: str, ok: bool, detail: str) -> str:
     line = f"  [{'MET' if ok else 'NOT MET'}] {label}: {detail}"
     print(line)
     return line
+
+
+def baseline_package(tree: Path, into: Path) -> str:
+    """``tree``'s ``shared/loopsense`` (a ``git archive`` of another commit) copied under
+    ``into`` as the package ``loopsense_baseline``, its own imports renamed, so that both
+    versions run in one process (``into`` is put on ``sys.path``). Returns the package name."""
+    name = "loopsense_baseline"
+    source = tree / "shared" / "loopsense"
+    if not source.is_dir():
+        raise SystemExit(f"{tree} has no shared/loopsense: give the root of a `git archive`")
+    target = into / name
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    imports = re.compile(r"\b(from|import) loopsense(?=[. ])")
+    for module in target.rglob("*.py"):
+        module.write_text(imports.sub(rf"\1 {name}", module.read_text()))
+    if str(into) not in sys.path:
+        sys.path.insert(0, str(into))
+    return name
