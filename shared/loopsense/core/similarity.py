@@ -81,8 +81,9 @@ def similar_components(vectors: np.ndarray, threshold: float,
         stop = min(n, start + block_rows)
         rows, cols = vectors[start:stop], vectors[start:]
         small = rows.shape[0] * cols.shape[0] * dims <= SMALL_GRAM
+        bounded = not small if prune is None else prune
         found = None
-        if (not small) if prune is None else prune:
+        if bounded:
             head = _bound_rows(vectors) if head is None else head
             found = _candidates(head, start, stop, one - limit - np.float32(PRUNE_MARGIN))
         if found is not None:
